@@ -1,0 +1,257 @@
+//! Forgiving name lookup: `rtx-pro-6000`, `RTX PRO 6000 Blackwell`, `NVIDIA RTX PRO 6000 Blackwell
+//! Server Edition`, `sm_120`, `sm120`, `sm_120a`, `12.0`, `gfx942:sramecc+:xnack-` and `mi300x` all
+//! resolve. Names are compared after one normalization (case, punctuation and vendor words
+//! dropped), so the index holds exactly one key per spelling and a clash is caught at load. An
+//! unknown name is an error carrying the closest known names, never a silent nearest match.
+
+use std::collections::HashMap;
+
+use super::table::{ArchSpec, DeviceTable, Product, TableError};
+
+/// Words that vendors and drivers put in front of product names and that never tell two products
+/// apart in this table.
+const VENDOR_WORDS: &[&str] = &["nvidia", "geforce", "amd", "radeon", "instinct", "tesla"];
+
+/// How many close names an unknown-name error offers.
+const MAX_SUGGESTIONS: usize = 5;
+
+/// Similarity (0..1) above which a known name is offered as a suggestion.
+const SUGGESTION_THRESHOLD: f64 = 0.5;
+
+/// What a lookup key points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum TargetRef {
+    Arch(usize),
+    Product(usize),
+}
+
+/// The result of resolving one name.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolved<'a> {
+    /// The name was an architecture (`sm_120`, `12.0`, `gfx942`).
+    Arch(&'a ArchSpec),
+    /// The name was a product; its arch comes with it.
+    Product(&'a Product, &'a ArchSpec),
+}
+
+impl<'a> Resolved<'a> {
+    /// The architecture whose limits apply.
+    pub fn arch(&self) -> &'a ArchSpec {
+        match self {
+            Resolved::Arch(arch) | Resolved::Product(_, arch) => arch,
+        }
+    }
+
+    /// The product, when a product was named.
+    pub fn product(&self) -> Option<&'a Product> {
+        match self {
+            Resolved::Arch(_) => None,
+            Resolved::Product(product, _) => Some(product),
+        }
+    }
+
+    /// The canonical name of what was resolved.
+    pub fn display_name(&self) -> &'a str {
+        match self {
+            Resolved::Arch(arch) => &arch.arch,
+            Resolved::Product(product, _) => &product.name,
+        }
+    }
+}
+
+/// A name that did not resolve.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    /// Nothing in the table has this name.
+    #[error("unknown device `{query}`")]
+    Unknown {
+        /// What was asked for.
+        query: String,
+        /// Closest known names, best first.
+        suggestions: Vec<String>,
+    },
+    /// The name was empty or only punctuation.
+    #[error("empty device name `{0}`")]
+    Empty(String),
+}
+
+impl LookupError {
+    /// What the user can do next.
+    pub fn hint(&self) -> String {
+        match self {
+            LookupError::Unknown { suggestions, .. } if !suggestions.is_empty() => format!(
+                "did you mean {}? `tilefit devices` lists every known name",
+                suggestions
+                    .iter()
+                    .map(|s| format!("`{s}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => "`tilefit devices` lists every known name; an arch such as `sm_120` or `gfx942` always works".to_owned(),
+        }
+    }
+}
+
+/// The one normalization every lookup key and query goes through.
+///
+/// Lowercase; AMD target features (`gfx942:sramecc+:xnack-`) dropped; a compute capability
+/// (`12.0`) becomes `sm120`; punctuation and vendor words dropped; NVIDIA's arch-specific and
+/// family suffixes (`sm_90a`, `sm_100f`) dropped, since they share the base arch's limits.
+pub fn normalize_name(name: &str) -> String {
+    let lower = name.trim().to_lowercase();
+    let base = if lower.starts_with("gfx") {
+        lower.split(':').next().unwrap_or_default()
+    } else {
+        lower.as_str()
+    };
+    if let Some((major, minor)) = base.split_once('.') {
+        let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+        if digits(major) && digits(minor) && minor.len() == 1 {
+            return format!("sm{major}{minor}");
+        }
+    }
+    let joined: String = base
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|token| !token.is_empty() && !VENDOR_WORDS.contains(token))
+        .collect();
+    strip_arch_suffix(&joined).to_owned()
+}
+
+/// `sm90a` -> `sm90`, `sm100f` -> `sm100`; anything else unchanged.
+fn strip_arch_suffix(key: &str) -> &str {
+    let Some(rest) = key.strip_prefix("sm") else {
+        return key;
+    };
+    let digits = rest.trim_end_matches(['a', 'f']);
+    let suffix_len = rest.len() - digits.len();
+    if suffix_len <= 1 && !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
+        &key[..key.len() - suffix_len]
+    } else {
+        key
+    }
+}
+
+/// Build the lookup index, refusing a table where one key names two targets.
+pub(super) fn build_index(
+    archs: &[&str],
+    products: &[Product],
+) -> Result<HashMap<String, TargetRef>, TableError> {
+    let mut index: HashMap<String, (TargetRef, String)> = HashMap::new();
+    let mut claim = |name: &str, target: TargetRef, owner: &str| -> Result<(), TableError> {
+        let key = normalize_name(name);
+        if key.is_empty() {
+            return Err(TableError::Inconsistent {
+                arch: owner.to_owned(),
+                what: format!("the name `{name}` normalizes to nothing"),
+            });
+        }
+        match index.get(&key) {
+            Some((existing, _)) if *existing == target => Ok(()),
+            Some((_, first)) => Err(TableError::DuplicateName {
+                name: name.to_owned(),
+                first: first.clone(),
+                second: owner.to_owned(),
+            }),
+            None => {
+                index.insert(key, (target, owner.to_owned()));
+                Ok(())
+            }
+        }
+    };
+    for (i, arch) in archs.iter().enumerate() {
+        claim(arch, TargetRef::Arch(i), arch)?;
+    }
+    for (i, product) in products.iter().enumerate() {
+        let target = TargetRef::Product(i);
+        claim(&product.name, target, &product.name)?;
+        for alias in &product.aliases {
+            claim(alias, target, &product.name)?;
+        }
+    }
+    Ok(index.into_iter().map(|(k, (t, _))| (k, t)).collect())
+}
+
+impl DeviceTable {
+    /// Resolve a name a person typed or a driver printed.
+    pub fn resolve(&self, name: &str) -> Result<Resolved<'_>, LookupError> {
+        let key = normalize_name(name);
+        if key.is_empty() {
+            return Err(LookupError::Empty(name.to_owned()));
+        }
+        match self.index.get(&key) {
+            Some(target) => Ok(self.target(*target)),
+            None => Err(LookupError::Unknown {
+                query: name.to_owned(),
+                suggestions: self.suggestions(&key),
+            }),
+        }
+    }
+
+    fn target(&self, target: TargetRef) -> Resolved<'_> {
+        match target {
+            TargetRef::Arch(i) => Resolved::Arch(&self.archs()[i]),
+            TargetRef::Product(i) => {
+                let product = &self.products()[i];
+                let arch = self
+                    .arch(&product.arch)
+                    .expect("validated at load: every product maps to a known arch");
+                Resolved::Product(product, arch)
+            }
+        }
+    }
+
+    /// Known names closest to a normalized query, best first, one per target.
+    fn suggestions(&self, key: &str) -> Vec<String> {
+        let mut best: HashMap<TargetRef, f64> = HashMap::new();
+        for (candidate, target) in &self.index {
+            let mut score = strsim::normalized_damerau_levenshtein(key, candidate);
+            if key.len() >= 2 && (candidate.contains(key) || key.contains(candidate.as_str())) {
+                score = score.max(0.8);
+            }
+            let entry = best.entry(*target).or_insert(0.0);
+            *entry = entry.max(score);
+        }
+        let mut ranked: Vec<(f64, String)> = best
+            .into_iter()
+            .map(|(target, score)| (score, self.target(target).display_name().to_owned()))
+            .collect();
+        ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        let close: Vec<String> = ranked
+            .iter()
+            .filter(|(score, _)| *score >= SUGGESTION_THRESHOLD)
+            .take(MAX_SUGGESTIONS)
+            .map(|(_, name)| name.clone())
+            .collect();
+        if close.is_empty() {
+            ranked.into_iter().take(3).map(|(_, name)| name).collect()
+        } else {
+            close
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalization_folds_spellings_together() {
+        assert_eq!(normalize_name("rtx-pro-6000"), "rtxpro6000");
+        assert_eq!(normalize_name("RTX PRO 6000"), "rtxpro6000");
+        assert_eq!(normalize_name("NVIDIA GeForce RTX 4090"), "rtx4090");
+        assert_eq!(normalize_name("sm_120"), "sm120");
+        assert_eq!(normalize_name("sm_90a"), "sm90");
+        assert_eq!(normalize_name("sm_100f"), "sm100");
+        assert_eq!(normalize_name("12.0"), "sm120");
+        assert_eq!(normalize_name(" 9.0 "), "sm90");
+        assert_eq!(normalize_name("gfx942:sramecc+:xnack-"), "gfx942");
+        assert_eq!(normalize_name("AMD Instinct MI300X"), "mi300x");
+    }
+
+    #[test]
+    fn suffix_stripping_leaves_other_names_alone() {
+        assert_eq!(strip_arch_suffix("smaf"), "smaf");
+        assert_eq!(strip_arch_suffix("sm120af"), "sm120af");
+        assert_eq!(strip_arch_suffix("spark"), "spark");
+    }
+}

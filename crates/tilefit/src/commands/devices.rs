@@ -1,0 +1,248 @@
+//! `tilefit devices`: the device table as a grouped terminal table or JSON, and for named devices
+//! every value beside the sources that back it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use anyhow::Context as _;
+use tilefit_core::device::{ArchListing, DeviceListing, DeviceTable, ProductListing, Resolved};
+use tilefit_core::units::{format_bytes, format_count};
+
+use crate::cli::DevicesArgs;
+use crate::exit_codes;
+use crate::failure::hinted;
+use crate::output;
+
+pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
+    let table = DeviceTable::builtin().context("loading the embedded device table")?;
+    let resolved = resolve_all(table, &args.names)?;
+    let listing = if resolved.is_empty() {
+        DeviceListing::all(table)
+    } else {
+        DeviceListing::selected(table, &resolved)
+    };
+    if args.json {
+        output::print_json(&listing)?;
+    } else {
+        let mut text = render_grouped(&listing);
+        if !resolved.is_empty() {
+            text.push_str(&render_details(table, &listing, &resolved));
+        }
+        output::print(&text)?;
+    }
+    Ok(exit_codes::OK)
+}
+
+fn resolve_all<'t>(table: &'t DeviceTable, names: &[String]) -> anyhow::Result<Vec<Resolved<'t>>> {
+    names
+        .iter()
+        .map(|name| {
+            table
+                .resolve(name)
+                .map_err(|e| hinted(e.to_string(), e.hint()))
+        })
+        .collect()
+}
+
+/// One row of the grouped table: a product, or an arch that has no product in the table.
+fn rows_for(arch: &ArchListing, products: &[&ProductListing]) -> Vec<Vec<String>> {
+    let opt = |v: Option<u32>| v.map_or_else(|| "-".to_owned(), |v| format_count(u64::from(v)));
+    let row = |name: String, sms: String| {
+        vec![
+            name,
+            arch.arch.clone(),
+            format_count(u64::from(arch.smem_per_block_optin)),
+            format_count(u64::from(arch.smem_per_sm)),
+            format_count(u64::from(arch.smem_reserved_per_block)),
+            opt(arch.regs_per_block),
+            opt(arch.regs_per_thread),
+            opt(arch.max_threads_per_sm),
+            opt(arch.max_blocks_per_sm),
+            sms,
+        ]
+    };
+    if products.is_empty() {
+        return vec![row(format!("({} arch)", arch.generation), "-".to_owned())];
+    }
+    products
+        .iter()
+        .map(|p| row(p.name.clone(), opt(p.sm_count)))
+        .collect()
+}
+
+fn render_grouped(listing: &DeviceListing) -> String {
+    // Groups keyed by (budget, backend), largest budget first, so one sees at a glance which archs
+    // share a budget.
+    let mut groups: BTreeMap<(std::cmp::Reverse<u32>, &str), Vec<&ArchListing>> = BTreeMap::new();
+    for arch in &listing.archs {
+        groups
+            .entry((
+                std::cmp::Reverse(arch.smem_per_block_optin),
+                arch.backend.as_str(),
+            ))
+            .or_default()
+            .push(arch);
+    }
+    let header = [
+        "device",
+        "arch",
+        "opt-in/block",
+        "smem/SM",
+        "reserved",
+        "regs/block",
+        "regs/thread",
+        "threads/SM",
+        "blocks/SM",
+        "SMs/CUs",
+    ];
+    let mut out = String::from(
+        "Per-block shared-memory budgets (opt-in; bytes). A compiled kernel's shared memory must not exceed its device's opt-in/block.\n",
+    );
+    for ((budget, backend), archs) in &groups {
+        let names: Vec<&str> = archs.iter().map(|a| a.arch.as_str()).collect();
+        let vendor = if *backend == "hip" { "AMD" } else { "NVIDIA" };
+        let _ = writeln!(
+            out,
+            "\n{} per block  ({vendor}: {})",
+            format_bytes(u64::from(budget.0)),
+            names.join(", ")
+        );
+        let mut rows = Vec::new();
+        for arch in archs {
+            let products: Vec<&ProductListing> = listing
+                .products
+                .iter()
+                .filter(|p| p.arch == arch.arch)
+                .collect();
+            rows.extend(rows_for(arch, &products));
+        }
+        out.push_str(&output::table(
+            &header,
+            &rows,
+            &[2, 3, 4, 5, 6, 7, 8, 9],
+            "  ",
+        ));
+    }
+    out.push_str("\n`-`: not in the table (AMD register and occupancy limits are not modelled yet). `tilefit devices NAME` shows each value's sources; `--json` prints them all.\n");
+    out
+}
+
+fn render_details(
+    table: &DeviceTable,
+    listing: &DeviceListing,
+    resolved: &[Resolved<'_>],
+) -> String {
+    let mut out = String::new();
+    for r in resolved {
+        if let Some(product) = r.product() {
+            let sms = product.sm_count.as_ref().map_or_else(
+                || "SM count not in the table".to_owned(),
+                |sm| format!("{} SMs [{}]", sm.value, sm.sources.join(", ")),
+            );
+            let _ = writeln!(
+                out,
+                "\n{} -> arch {} [{}], {sms}{}",
+                product.name,
+                product.arch,
+                product.arch_from.join(", "),
+                product
+                    .notes
+                    .as_deref()
+                    .map(|n| format!("  ({n})"))
+                    .unwrap_or_default()
+            );
+        }
+    }
+    for arch in &listing.archs {
+        let _ = writeln!(
+            out,
+            "\n{}: {}, backend {}{}",
+            arch.arch,
+            arch.generation,
+            arch.backend,
+            arch.compute_capability
+                .as_deref()
+                .map(|cc| format!(", compute capability {cc}"))
+                .unwrap_or_default()
+        );
+        if let Some(notes) = &arch.notes {
+            let _ = writeln!(out, "  note: {notes}");
+        }
+        let value_of = |field: &str| -> String {
+            match field {
+                "warp_size" => arch.warp_size.to_string(),
+                "smem_per_sm" => format_bytes(u64::from(arch.smem_per_sm)),
+                "smem_per_block_optin" => format_bytes(u64::from(arch.smem_per_block_optin)),
+                "smem_per_block_default" => format_bytes(u64::from(arch.smem_per_block_default)),
+                "smem_reserved_per_block" => format_bytes(u64::from(arch.smem_reserved_per_block)),
+                "regs_per_sm" => opt_count(arch.regs_per_sm),
+                "regs_per_block" => opt_count(arch.regs_per_block),
+                "regs_per_thread" => opt_count(arch.regs_per_thread),
+                "max_threads_per_sm" => opt_count(arch.max_threads_per_sm),
+                "max_threads_per_block" => format_count(u64::from(arch.max_threads_per_block)),
+                "max_blocks_per_sm" => opt_count(arch.max_blocks_per_sm),
+                "smem_carveouts_kib" => arch.smem_carveouts_kib.as_ref().map_or_else(
+                    || "-".to_owned(),
+                    |c| {
+                        let kib: Vec<String> = c.iter().map(u32::to_string).collect();
+                        format!("{} KiB", kib.join(", "))
+                    },
+                ),
+                _ => String::new(),
+            }
+        };
+        let fields: Vec<&str> = table
+            .arch(&arch.arch)
+            .map(|spec| spec.cited_fields().into_iter().map(|(f, _)| f).collect())
+            .unwrap_or_default();
+        let rows: Vec<Vec<String>> = fields
+            .iter()
+            .map(|field| {
+                let ids: Vec<&str> = arch
+                    .sources
+                    .iter()
+                    .filter(|s| s.fields.iter().any(|f| f == field))
+                    .map(|s| s.id.as_str())
+                    .collect();
+                vec![(*field).to_owned(), value_of(field), ids.join(", ")]
+            })
+            .collect();
+        out.push_str(&output::table(
+            &["field", "value", "sources"],
+            &rows,
+            &[],
+            "  ",
+        ));
+    }
+    let mut sources: Vec<&tilefit_core::device::SourceListing> = Vec::new();
+    let all = listing
+        .archs
+        .iter()
+        .flat_map(|a| &a.sources)
+        .chain(listing.products.iter().flat_map(|p| &p.sources));
+    for source in all {
+        if !sources.iter().any(|s| s.id == source.id) {
+            sources.push(source);
+        }
+    }
+    out.push_str("\nSources\n");
+    for source in sources {
+        let _ = writeln!(
+            out,
+            "  {} [{}]: {}{}",
+            source.id,
+            source.kind.as_str(),
+            source.title,
+            source
+                .url
+                .as_deref()
+                .map(|u| format!(" <{u}>"))
+                .unwrap_or_default()
+        );
+    }
+    out
+}
+
+fn opt_count(value: Option<u32>) -> String {
+    value.map_or_else(|| "-".to_owned(), |v| format_count(u64::from(v)))
+}

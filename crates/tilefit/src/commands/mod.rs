@@ -1,0 +1,14 @@
+//! One file per subcommand; `run` dispatches. Each command returns the exit code it earned.
+
+mod devices;
+mod explain;
+
+use crate::cli::{Cli, Command};
+
+/// Run the parsed command line.
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Command::Devices(args) => devices::run(&args),
+        Command::Explain(args) => explain::run(&args),
+    }
+}

@@ -1,0 +1,63 @@
+//! Writing to stdout: data goes there, progress and errors to stderr. A reader that closes the
+//! pipe early is not an error.
+
+use std::io::{self, Write};
+
+/// Write a whole rendered text to stdout.
+pub fn print(text: &str) -> anyhow::Result<()> {
+    let mut stdout = io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(())
+}
+
+/// Pretty JSON to stdout, newline-terminated.
+pub fn print_json(value: &impl serde::Serialize) -> anyhow::Result<()> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    print(&text)
+}
+
+/// Whether an error is stdout closing under us (`tilefit devices | head`).
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|e| e.downcast_ref::<io::Error>())
+        .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
+}
+
+/// A plain-text table: a header row and rows, columns padded to their widest cell. Columns
+/// listed in `right` are right-aligned (numbers).
+pub fn table(header: &[&str], rows: &[Vec<String>], right: &[usize], indent: &str) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let line = |cells: Vec<&str>| -> String {
+        let mut out = String::from(indent);
+        for (i, cell) in cells.iter().enumerate() {
+            let pad = widths[i] - cell.chars().count();
+            if right.contains(&i) {
+                out.push_str(&" ".repeat(pad));
+                out.push_str(cell);
+            } else {
+                out.push_str(cell);
+                if i + 1 < cells.len() {
+                    out.push_str(&" ".repeat(pad));
+                }
+            }
+            if i + 1 < cells.len() {
+                out.push_str("  ");
+            }
+        }
+        out.trim_end().to_owned() + "\n"
+    };
+    let mut out = line(header.to_vec());
+    for row in rows {
+        out.push_str(&line(row.iter().map(String::as_str).collect()));
+    }
+    out
+}
