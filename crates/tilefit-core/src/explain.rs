@@ -299,7 +299,7 @@ pub fn explain(message: &str, table: &DeviceTable) -> Result<Explanation, Explai
             explain_threads(&mut explanation, table, required, limit);
         }
         Finding::TensorMemory { required, limit } => {
-            explain_tensor_memory(&mut explanation, required, limit)
+            explain_tensor_memory(&mut explanation, required, limit);
         }
         Finding::LaunchOutOfResources => explain_launch(&mut explanation, table),
         Finding::DynamicSharedMemoryRejected { requested } => {

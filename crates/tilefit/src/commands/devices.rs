@@ -133,111 +133,124 @@ fn render_details(
     resolved: &[Resolved<'_>],
 ) -> String {
     let mut out = String::new();
-    for r in resolved {
-        if let Some(product) = r.product() {
-            let sms = product.sm_count.as_ref().map_or_else(
-                || "SM count not in the table".to_owned(),
-                |sm| format!("{} SMs [{}]", sm.value, sm.sources.join(", ")),
-            );
-            let _ = writeln!(
-                out,
-                "\n{} -> arch {} [{}], {sms}{}",
-                product.name,
-                product.arch,
-                product.arch_from.join(", "),
-                product
-                    .notes
-                    .as_deref()
-                    .map(|n| format!("  ({n})"))
-                    .unwrap_or_default()
-            );
-        }
-    }
-    for arch in &listing.archs {
+    for product in resolved.iter().filter_map(Resolved::product) {
+        let sms = product.sm_count.as_ref().map_or_else(
+            || "SM count not in the table".to_owned(),
+            |sm| format!("{} SMs [{}]", sm.value, sm.sources.join(", ")),
+        );
+        let notes = product
+            .notes
+            .as_deref()
+            .map(|n| format!("  ({n})"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "\n{}: {}, backend {}{}",
-            arch.arch,
-            arch.generation,
-            arch.backend,
-            arch.compute_capability
-                .as_deref()
-                .map(|cc| format!(", compute capability {cc}"))
-                .unwrap_or_default()
+            "\n{} -> arch {} [{}], {sms}{notes}",
+            product.name,
+            product.arch,
+            product.arch_from.join(", "),
         );
-        if let Some(notes) = &arch.notes {
-            let _ = writeln!(out, "  note: {notes}");
-        }
-        let value_of = |field: &str| -> String {
-            match field {
-                "warp_size" => arch.warp_size.to_string(),
-                "smem_per_sm" => format_bytes(u64::from(arch.smem_per_sm)),
-                "smem_per_block_optin" => format_bytes(u64::from(arch.smem_per_block_optin)),
-                "smem_per_block_default" => format_bytes(u64::from(arch.smem_per_block_default)),
-                "smem_reserved_per_block" => format_bytes(u64::from(arch.smem_reserved_per_block)),
-                "regs_per_sm" => opt_count(arch.regs_per_sm),
-                "regs_per_block" => opt_count(arch.regs_per_block),
-                "regs_per_thread" => opt_count(arch.regs_per_thread),
-                "max_threads_per_sm" => opt_count(arch.max_threads_per_sm),
-                "max_threads_per_block" => format_count(u64::from(arch.max_threads_per_block)),
-                "max_blocks_per_sm" => opt_count(arch.max_blocks_per_sm),
-                "smem_carveouts_kib" => arch.smem_carveouts_kib.as_ref().map_or_else(
-                    || "-".to_owned(),
-                    |c| {
-                        let kib: Vec<String> = c.iter().map(u32::to_string).collect();
-                        format!("{} KiB", kib.join(", "))
-                    },
-                ),
-                _ => String::new(),
-            }
-        };
-        let fields: Vec<&str> = table
-            .arch(&arch.arch)
-            .map(|spec| spec.cited_fields().into_iter().map(|(f, _)| f).collect())
-            .unwrap_or_default();
-        let rows: Vec<Vec<String>> = fields
-            .iter()
-            .map(|field| {
-                let ids: Vec<&str> = arch
-                    .sources
-                    .iter()
-                    .filter(|s| s.fields.iter().any(|f| f == field))
-                    .map(|s| s.id.as_str())
-                    .collect();
-                vec![(*field).to_owned(), value_of(field), ids.join(", ")]
-            })
-            .collect();
-        out.push_str(&output::table(
-            &["field", "value", "sources"],
-            &rows,
-            &[],
-            "  ",
-        ));
     }
-    let mut sources: Vec<&tilefit_core::device::SourceListing> = Vec::new();
+    for arch in &listing.archs {
+        out.push_str(&render_arch_values(table, arch));
+    }
+    out.push_str(&render_sources(listing));
+    out
+}
+
+/// One arch's values, one per line, each with the ids of its sources.
+fn render_arch_values(table: &DeviceTable, arch: &ArchListing) -> String {
+    let cc = arch
+        .compute_capability
+        .as_deref()
+        .map(|cc| format!(", compute capability {cc}"))
+        .unwrap_or_default();
+    let mut out = format!(
+        "\n{}: {}, backend {}{cc}\n",
+        arch.arch, arch.generation, arch.backend
+    );
+    if let Some(notes) = &arch.notes {
+        let _ = writeln!(out, "  note: {notes}");
+    }
+    let fields: Vec<&str> = table
+        .arch(&arch.arch)
+        .map(|spec| spec.cited_fields().into_iter().map(|(f, _)| f).collect())
+        .unwrap_or_default();
+    let rows: Vec<Vec<String>> = fields
+        .iter()
+        .map(|field| {
+            let ids: Vec<&str> = arch
+                .sources
+                .iter()
+                .filter(|s| s.fields.iter().any(|f| f == field))
+                .map(|s| s.id.as_str())
+                .collect();
+            vec![
+                (*field).to_owned(),
+                field_value(arch, field),
+                ids.join(", "),
+            ]
+        })
+        .collect();
+    out.push_str(&output::table(
+        &["field", "value", "sources"],
+        &rows,
+        &[],
+        "  ",
+    ));
+    out
+}
+
+fn field_value(arch: &ArchListing, field: &str) -> String {
+    let bytes = |v: u32| format_bytes(u64::from(v));
+    match field {
+        "warp_size" => arch.warp_size.to_string(),
+        "smem_per_sm" => bytes(arch.smem_per_sm),
+        "smem_per_block_optin" => bytes(arch.smem_per_block_optin),
+        "smem_per_block_default" => bytes(arch.smem_per_block_default),
+        "smem_reserved_per_block" => bytes(arch.smem_reserved_per_block),
+        "regs_per_sm" => opt_count(arch.regs_per_sm),
+        "regs_per_block" => opt_count(arch.regs_per_block),
+        "regs_per_thread" => opt_count(arch.regs_per_thread),
+        "max_threads_per_sm" => opt_count(arch.max_threads_per_sm),
+        "max_threads_per_block" => format_count(u64::from(arch.max_threads_per_block)),
+        "max_blocks_per_sm" => opt_count(arch.max_blocks_per_sm),
+        "smem_carveouts_kib" => arch.smem_carveouts_kib.as_ref().map_or_else(
+            || "-".to_owned(),
+            |c| {
+                let kib: Vec<String> = c.iter().map(u32::to_string).collect();
+                format!("{} KiB", kib.join(", "))
+            },
+        ),
+        _ => "-".to_owned(),
+    }
+}
+
+/// Every source cited by the listed archs and products, once, with its kind and address.
+fn render_sources(listing: &DeviceListing) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    let mut out = String::from("\nSources\n");
     let all = listing
         .archs
         .iter()
         .flat_map(|a| &a.sources)
         .chain(listing.products.iter().flat_map(|p| &p.sources));
     for source in all {
-        if !sources.iter().any(|s| s.id == source.id) {
-            sources.push(source);
+        if seen.contains(&source.id.as_str()) {
+            continue;
         }
-    }
-    out.push_str("\nSources\n");
-    for source in sources {
+        seen.push(&source.id);
+        let url = source
+            .url
+            .as_deref()
+            .map(|u| format!(" <{u}>"))
+            .unwrap_or_default();
         let _ = writeln!(
             out,
-            "  {} [{}]: {}{}",
+            "  {} [{}]: {}{url}",
             source.id,
             source.kind.as_str(),
-            source.title,
-            source
-                .url
-                .as_deref()
-                .map(|u| format!(" <{u}>"))
-                .unwrap_or_default()
+            source.title
         );
     }
     out

@@ -1,0 +1,133 @@
+//! Lookup: the spellings people type and drivers print resolve; typos and unknown names fail
+//! with the closest known names.
+
+use tilefit_core::device::{DeviceTable, LookupError};
+
+fn resolve_arch(name: &str) -> String {
+    let table = DeviceTable::builtin().unwrap();
+    table
+        .resolve(name)
+        .unwrap_or_else(|e| panic!("`{name}` should resolve: {e}"))
+        .arch()
+        .arch
+        .clone()
+}
+
+fn resolve_name(name: &str) -> String {
+    DeviceTable::builtin()
+        .unwrap()
+        .resolve(name)
+        .unwrap()
+        .display_name()
+        .to_owned()
+}
+
+fn suggestions(name: &str) -> Vec<String> {
+    match DeviceTable::builtin().unwrap().resolve(name) {
+        Err(LookupError::Unknown { suggestions, .. }) => suggestions,
+        other => panic!("`{name}` should be unknown, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_issue_s_spellings_resolve() {
+    for name in [
+        "rtx-pro-6000",
+        "RTX PRO 6000 Blackwell",
+        "NVIDIA RTX PRO 6000 Blackwell Server Edition",
+        "sm_120",
+        "sm120",
+        "12.0",
+    ] {
+        assert_eq!(resolve_arch(name), "sm_120", "{name}");
+    }
+    assert_eq!(resolve_arch("gfx942"), "gfx942");
+    assert_eq!(resolve_arch("mi300x"), "gfx942");
+}
+
+#[test]
+fn driver_strings_resolve_to_products() {
+    assert_eq!(resolve_name("NVIDIA GeForce RTX 4090"), "GeForce RTX 4090");
+    assert_eq!(resolve_name("NVIDIA H100 80GB HBM3"), "H100 SXM");
+    assert_eq!(resolve_name("NVIDIA A100-SXM4-80GB"), "A100");
+    assert_eq!(resolve_name("Tesla T4"), "Tesla T4");
+    assert_eq!(resolve_name("AMD Instinct MI300X"), "Instinct MI300X");
+    assert_eq!(resolve_name("NVIDIA GB10"), "DGX Spark (GB10)");
+    assert_eq!(resolve_name("NVIDIA B300 SXM6 AC"), "B300");
+    assert_eq!(
+        resolve_name("NVIDIA RTX PRO 6000 Blackwell Server Edition"),
+        "RTX PRO 6000 Blackwell Server Edition"
+    );
+}
+
+#[test]
+fn arch_spellings_with_suffixes_and_features_resolve() {
+    assert_eq!(resolve_arch("sm_90a"), "sm_90");
+    assert_eq!(resolve_arch("SM_100F"), "sm_100");
+    assert_eq!(resolve_arch("9.0"), "sm_90");
+    assert_eq!(resolve_arch("8.6"), "sm_86");
+    assert_eq!(resolve_arch("gfx942:sramecc+:xnack-"), "gfx942");
+    assert_eq!(resolve_arch("GFX950"), "gfx950");
+    assert_eq!(resolve_arch("  l40s  "), "sm_89");
+}
+
+#[test]
+fn typos_suggest_the_intended_device() {
+    assert_eq!(
+        suggestions("rtx 5900").first().map(String::as_str),
+        Some("GeForce RTX 5090")
+    );
+    assert!(
+        suggestions("h1000").contains(&"H100 SXM".to_owned()),
+        "{:?}",
+        suggestions("h1000")
+    );
+    let mi300 = suggestions("mi300");
+    assert!(
+        mi300[..2].contains(&"Instinct MI300X".to_owned()),
+        "{mi300:?}"
+    );
+    assert!(
+        mi300[..2].contains(&"Instinct MI300A".to_owned()),
+        "{mi300:?}"
+    );
+    assert!(suggestions("sm_121x").contains(&"sm_121".to_owned()));
+}
+
+#[test]
+fn unknown_names_are_errors_with_suggestions_not_guesses() {
+    let err = DeviceTable::builtin()
+        .unwrap()
+        .resolve("Voodoo 5")
+        .unwrap_err();
+    let LookupError::Unknown { query, suggestions } = &err else {
+        panic!("{err:?}");
+    };
+    assert_eq!(query, "Voodoo 5");
+    assert!(
+        !suggestions.is_empty(),
+        "an unknown name still lists the closest names"
+    );
+    assert!(err.hint().contains("tilefit devices"));
+    // A near-miss of a real name must not silently resolve to it.
+    assert!(
+        DeviceTable::builtin()
+            .unwrap()
+            .resolve("RTX 5090 Ti")
+            .is_err()
+    );
+    assert!(DeviceTable::builtin().unwrap().resolve("sm_99").is_err());
+}
+
+#[test]
+fn empty_names_are_errors() {
+    let table = DeviceTable::builtin().unwrap();
+    assert_eq!(
+        table.resolve("  ").unwrap_err(),
+        LookupError::Empty("  ".into())
+    );
+    assert_eq!(
+        table.resolve("--").unwrap_err(),
+        LookupError::Empty("--".into())
+    );
+}
