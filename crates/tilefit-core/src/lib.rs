@@ -19,6 +19,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cache;
 pub mod device;
 pub mod explain;
+pub mod job;
+pub mod probe;
+pub mod report;
+pub mod spec;
+pub mod toolchain;
 pub mod units;
+pub mod verdict;
+pub mod worker;

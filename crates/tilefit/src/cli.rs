@@ -1,5 +1,7 @@
 //! Command-line shape: clap derive structs only. Parsing here, meaning in `commands/`.
 
+use std::path::PathBuf;
+
 use clap::{Args, Parser, Subcommand};
 
 /// Find the GPU shared-memory cliff before users fall off it.
@@ -27,6 +29,74 @@ pub enum Command {
     ///
     /// Reads the message from the arguments, or from standard input when none is given or it is `-`.
     Explain(ExplainArgs),
+    /// Compile a kernel's configs for every target arch and judge them against each device.
+    ///
+    /// Uses the real Triton compiler in cross-compilation mode: no GPU needed. Prints the sweep
+    /// table (configs x devices) and the recommended config per device.
+    Probe(ProbeArgs),
+    /// List or install the Python + Triton environments tilefit manages.
+    Toolchain(ToolchainArgs),
+}
+
+/// Choosing the Python that compiles.
+#[derive(Debug, Args)]
+pub struct PythonArgs {
+    /// Python interpreter with triton installed (default: a managed environment per Triton version).
+    #[arg(long, env = "TILEFIT_PYTHON", value_name = "PATH")]
+    pub python: Option<PathBuf>,
+    /// Triton version for the managed environment (default: the spec's, else tilefit's pinned one).
+    #[arg(long, value_name = "VERSION")]
+    pub triton: Option<String>,
+}
+
+/// `tilefit probe`.
+#[derive(Debug, Args)]
+pub struct ProbeArgs {
+    /// The probe spec (TOML).
+    pub spec: PathBuf,
+    /// Devices or archs to judge, comma-separated; overrides the spec's [targets].
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    pub targets: Vec<String>,
+    /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print the report as Markdown instead of the terminal table.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Worker processes (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Ignore and do not write the result cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Seconds one compile may take before its worker is killed and the job marked failed.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub python: PythonArgs,
+    /// Run this worker script instead of the embedded one (testing only).
+    #[arg(long, env = "TILEFIT_WORKER_SCRIPT", hide = true)]
+    pub worker_script: Option<PathBuf>,
+}
+
+/// `tilefit toolchain`.
+#[derive(Debug, Args)]
+pub struct ToolchainArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: ToolchainAction,
+}
+
+/// `tilefit toolchain list|install`.
+#[derive(Debug, Subcommand)]
+pub enum ToolchainAction {
+    /// The managed environments, and the interpreter TILEFIT_PYTHON names.
+    List,
+    /// Make the managed environment for a Triton version (pip install triton==VERSION).
+    Install {
+        /// The Triton version.
+        version: String,
+    },
 }
 
 /// `tilefit devices`.

@@ -227,6 +227,19 @@ pub struct Product {
     /// Anything a reader must know.
     #[serde(default)]
     pub notes: Option<String>,
+    /// The representative of its budget class in the default probe fleet.
+    #[serde(default)]
+    pub default_fleet: bool,
+}
+
+impl Product {
+    /// The shortest of its name and aliases: what a narrow table column shows.
+    pub fn short_name(&self) -> &str {
+        std::iter::once(&self.name)
+            .chain(&self.aliases)
+            .min_by_key(|n| n.len())
+            .map_or(self.name.as_str(), String::as_str)
+    }
 }
 
 /// The on-disk shape of the data file.
@@ -438,8 +451,48 @@ fn validate(raw: &RawTable) -> Result<(), TableError> {
             });
         }
     }
+    check_default_fleet(raw)?;
     if let Some((unused, _)) = cited.into_iter().find(|(_, used)| !used) {
         return Err(TableError::UnusedSource(unused.to_owned()));
+    }
+    Ok(())
+}
+
+/// The default fleet has exactly one device per (backend, per-block budget) class.
+fn check_default_fleet(raw: &RawTable) -> Result<(), TableError> {
+    let class_of = |arch_name: &str| {
+        raw.arch
+            .iter()
+            .find(|a| a.arch == arch_name)
+            .map(|a| (a.backend, a.smem_per_block_optin.value))
+    };
+    let mut classes: Vec<(Backend, u32)> = raw
+        .arch
+        .iter()
+        .map(|a| (a.backend, a.smem_per_block_optin.value))
+        .collect();
+    classes.sort();
+    classes.dedup();
+    for class in classes {
+        let representatives: Vec<&str> = raw
+            .product
+            .iter()
+            .filter(|p| p.default_fleet && class_of(&p.arch) == Some(class))
+            .map(|p| p.name.as_str())
+            .collect();
+        if representatives.len() != 1 {
+            return Err(TableError::Inconsistent {
+                arch: format!("{} {} bytes", class.0, class.1),
+                what: format!(
+                    "the default fleet needs exactly one device of this budget class, has {}",
+                    if representatives.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        representatives.join(", ")
+                    }
+                ),
+            });
+        }
     }
     Ok(())
 }

@@ -2,6 +2,8 @@
 
 mod devices;
 mod explain;
+mod probe;
+mod toolchain;
 
 use crate::cli::{Cli, Command};
 
@@ -10,5 +12,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Devices(args) => devices::run(&args),
         Command::Explain(args) => explain::run(&args),
+        Command::Probe(args) => probe::run(&args),
+        Command::Toolchain(args) => toolchain::run(&args),
     }
 }

@@ -1,0 +1,379 @@
+//! One compile job and its stable key. A job is everything the worker needs to compile one
+//! config for one target arch: the kernel, the arguments with their example values (so Triton's
+//! own specializer sees what a real launch passes), constexprs, options and the target. Binding a
+//! spec config to the kernel's real parameter list happens here, and so does the check that every
+//! name in the spec means something to the kernel.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::device::Backend;
+use crate::spec::{self, Config, OPTION_AXES, ProbeSpec, SpecError};
+
+/// A kernel parameter, as the worker's inspection reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelParam {
+    /// Parameter name.
+    pub name: String,
+    /// Declared `tl.constexpr`.
+    pub constexpr: bool,
+    /// Has a default value.
+    pub has_default: bool,
+    /// Listed in `do_not_specialize`.
+    #[serde(default)]
+    pub do_not_specialize: bool,
+}
+
+/// Where a job compiles for.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Target {
+    /// `cuda` or `hip`.
+    pub backend: Backend,
+    /// `sm_120`, `gfx942`.
+    pub arch: String,
+    /// Threads per warp.
+    pub warp_size: u32,
+}
+
+/// An argument as the worker receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobArg {
+    /// Triton type with placeholders filled: `*fp8e4nv`, `i32`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Example value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// 16-byte aligned pointer.
+    pub aligned: bool,
+}
+
+/// One compile: a config of the sweep for one target arch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompileJob {
+    /// The kernel source file.
+    pub kernel_file: PathBuf,
+    /// The `@triton.jit` function.
+    pub function: String,
+    /// Non-constexpr arguments.
+    pub args: BTreeMap<String, JobArg>,
+    /// Constexpr values.
+    pub constexprs: BTreeMap<String, Value>,
+    /// Compile options (num_warps, num_stages, ...).
+    pub options: BTreeMap<String, Value>,
+    /// The target.
+    pub target: Target,
+}
+
+impl CompileJob {
+    /// The request line the worker reads.
+    pub fn request(&self) -> Value {
+        let mut request = serde_json::to_value(self).expect("jobs serialize");
+        request["type"] = Value::from("compile");
+        request
+    }
+}
+
+/// A config bound to the kernel: what goes where.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BoundConfig {
+    /// Arguments with filled types.
+    pub args: BTreeMap<String, JobArg>,
+    /// Constexprs.
+    pub constexprs: BTreeMap<String, Value>,
+    /// Options.
+    pub options: BTreeMap<String, Value>,
+}
+
+/// Check every name in the spec against the kernel's parameters, then bind one config. Called for
+/// every config before anything compiles, so a bad spec fails fast with the field to fix.
+pub fn bind(
+    spec: &ProbeSpec,
+    params: &[KernelParam],
+    config: &Config,
+) -> Result<BoundConfig, SpecError> {
+    let shown = spec.path.display().to_string();
+    let error = |field: String, problem: String, fix: String| SpecError::Field {
+        path: shown.clone(),
+        field,
+        problem,
+        fix,
+    };
+    let param = |name: &str| params.iter().find(|p| p.name == name);
+    let closest = |name: &str| -> String {
+        let best = params
+            .iter()
+            .map(|p| {
+                (
+                    strsim::normalized_damerau_levenshtein(name, &p.name),
+                    p.name.as_str(),
+                )
+            })
+            .max_by(|a, b| a.0.total_cmp(&b.0))
+            .filter(|(score, _)| *score >= 0.5);
+        match best {
+            Some((_, name)) => format!("did you mean `{name}`?"),
+            None => format!(
+                "the kernel's parameters are {}",
+                params
+                    .iter()
+                    .map(|p| format!("`{}`", p.name))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    };
+
+    let mut args = BTreeMap::new();
+    for (name, template) in &spec.args {
+        match param(name) {
+            None => {
+                return Err(error(
+                    format!("[args].{name}"),
+                    format!("is not a parameter of `{}`", spec.function),
+                    closest(name),
+                ));
+            }
+            Some(p) if p.constexpr => {
+                return Err(error(
+                    format!("[args].{name}"),
+                    "is a tl.constexpr parameter".to_owned(),
+                    format!("move it to [constexprs]: `{name} = ...`"),
+                ));
+            }
+            Some(_) => {}
+        }
+        let ty = spec::fill_placeholders(&template.type_template, config);
+        if let Err(suggestion) = spec::check_type(&ty) {
+            return Err(error(
+                format!("[args].{name}"),
+                format!(
+                    "becomes the unknown type `{ty}` in the config `{}`",
+                    spec::describe_config(config)
+                ),
+                suggestion.map_or_else(
+                    || format!("Triton types are {}", spec::TRITON_DTYPES.join(", ")),
+                    |s| format!("did you mean `{s}`?"),
+                ),
+            ));
+        }
+        let swept = config
+            .iter()
+            .find(|(axis, _)| axis == name)
+            .map(|(_, v)| v.clone());
+        let value = swept
+            .or_else(|| template.value.clone())
+            .or_else(|| default_value(&ty));
+        args.insert(
+            name.clone(),
+            JobArg {
+                ty,
+                value,
+                aligned: template.aligned,
+            },
+        );
+    }
+
+    let placeholders: Vec<&str> = spec
+        .args
+        .iter()
+        .flat_map(|(_, t)| {
+            t.type_template
+                .match_indices('{')
+                .map(move |(i, _)| &t.type_template[i + 1..])
+        })
+        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
+        .collect();
+
+    let mut constexprs = BTreeMap::new();
+    for (name, value) in &spec.constexprs {
+        match param(name) {
+            Some(p) if p.constexpr => {
+                constexprs.insert(name.clone(), value.clone());
+            }
+            Some(_) => {
+                return Err(error(
+                    format!("[constexprs].{name}"),
+                    "is not a tl.constexpr parameter".to_owned(),
+                    format!(
+                        "move it to [args] with its type: `{name} = {{ type = \"i32\", value = {value} }}`"
+                    ),
+                ));
+            }
+            None if OPTION_AXES.contains(&name.as_str()) => {
+                return Err(error(
+                    format!("[constexprs].{name}"),
+                    "is a compile option, not a kernel parameter".to_owned(),
+                    format!("move it to [options] or [sweep]: `{name} = {value}`"),
+                ));
+            }
+            None => {
+                return Err(error(
+                    format!("[constexprs].{name}"),
+                    format!("is not a parameter of `{}`", spec.function),
+                    closest(name),
+                ));
+            }
+        }
+    }
+
+    let mut options: BTreeMap<String, Value> = spec.options.iter().cloned().collect();
+    for (name, _) in &spec.options {
+        if let Some(p) = param(name) {
+            return Err(error(
+                format!("[options].{name}"),
+                format!(
+                    "is a parameter of `{}`, not a compile option",
+                    spec.function
+                ),
+                if p.constexpr {
+                    "move it to [constexprs]".to_owned()
+                } else {
+                    "move it to [args]".to_owned()
+                },
+            ));
+        }
+    }
+    for (name, value) in config {
+        if placeholders.contains(&name.as_str()) {
+            continue;
+        }
+        match param(name) {
+            Some(p) if p.constexpr => {
+                constexprs.insert(name.clone(), value.clone());
+            }
+            Some(_) => {
+                if !args.contains_key(name) {
+                    return Err(error(
+                        format!("[sweep].{name}"),
+                        "sweeps a non-constexpr argument that [args] does not type".to_owned(),
+                        format!("add `{name} = \"i32\"` (its Triton type) to [args]"),
+                    ));
+                }
+            }
+            None => {
+                if !OPTION_AXES.contains(&name.as_str()) {
+                    let suggestion = closest(name);
+                    if suggestion.starts_with("did you mean") {
+                        return Err(error(
+                            format!("[sweep].{name}"),
+                            format!(
+                                "is neither a parameter of `{}` nor a compile option",
+                                spec.function
+                            ),
+                            suggestion,
+                        ));
+                    }
+                }
+                options.insert(name.clone(), value.clone());
+            }
+        }
+    }
+
+    let missing: Vec<&str> = params
+        .iter()
+        .filter(|p| {
+            !p.has_default && !args.contains_key(&p.name) && !constexprs.contains_key(&p.name)
+        })
+        .map(|p| p.name.as_str())
+        .collect();
+    if let Some(first) = missing.first() {
+        let section = if param(first).is_some_and(|p| p.constexpr) {
+            "constexprs"
+        } else {
+            "args"
+        };
+        return Err(error(
+            format!("[{section}]"),
+            format!(
+                "gives no value for the kernel parameter{} {}",
+                if missing.len() > 1 { "s" } else { "" },
+                missing
+                    .iter()
+                    .map(|m| format!("`{m}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            format!("add them, e.g. `{first} = ...` under [{section}] (or sweep them in [sweep])"),
+        ));
+    }
+    Ok(BoundConfig {
+        args,
+        constexprs,
+        options,
+    })
+}
+
+/// Floats and bools are never value-specialized by Triton, so any example does.
+fn default_value(ty: &str) -> Option<Value> {
+    match ty {
+        "fp16" | "bf16" | "fp32" | "fp64" => Some(Value::from(1.0)),
+        "i1" | "u1" => Some(Value::from(true)),
+        _ => None,
+    }
+}
+
+/// A digest of the kernel's source: the file and every `.py` file beside it (what it can import
+/// by relative name), so editing a helper module invalidates cached results too.
+pub fn kernel_digest(kernel_file: &Path) -> std::io::Result<String> {
+    let mut hasher = Sha256::new();
+    let main = std::fs::read(kernel_file)?;
+    hasher.update(b"kernel\0");
+    hasher.update(&main);
+    if let Some(dir) = kernel_file.parent() {
+        let mut siblings: Vec<PathBuf> = std::fs::read_dir(dir)?
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py") && p != kernel_file)
+            .collect();
+        siblings.sort();
+        for sibling in siblings {
+            hasher.update(sibling.file_name().unwrap_or_default().as_encoded_bytes());
+            hasher.update(b"\0");
+            hasher.update(std::fs::read(&sibling)?);
+        }
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+/// Hex of a digest.
+pub fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    bytes
+        .iter()
+        .fold(String::with_capacity(bytes.len() * 2), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
+}
+
+/// SHA-256 of a text, in hex.
+pub fn sha256(text: &[u8]) -> String {
+    hex(&Sha256::digest(text))
+}
+
+/// Everything besides the job that decides its result.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyContext<'a> {
+    /// [`kernel_digest`].
+    pub kernel_digest: &'a str,
+    /// Triton's version.
+    pub triton: &'a str,
+    /// Python's version.
+    pub python: &'a str,
+    /// Digest of the worker script.
+    pub worker: &'a str,
+}
+
+/// The cache key of a job: a digest of every input.
+pub fn job_key(job: &CompileJob, context: &KeyContext<'_>) -> String {
+    // The kernel file's path is not part of the key: the same source compiles the same anywhere.
+    let mut job = job.clone();
+    job.kernel_file = PathBuf::new();
+    let material = serde_json::json!({ "job": job, "context": context, "protocol": crate::worker::PROTOCOL_VERSION });
+    sha256(material.to_string().as_bytes())
+}

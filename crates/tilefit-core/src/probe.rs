@@ -1,0 +1,768 @@
+//! The probe: a spec and a fleet in, a report out. Resolve the devices, ask a worker for the
+//! kernel's parameters, bind every config (a bad spec fails here, before any compile), make one
+//! job per (config, distinct arch), take what the cache has, compile the rest on the worker pool,
+//! then judge each result against every device of its arch and pick a config per device.
+//!
+//! Events go to a callback (progress); this module never prints.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::cache::{Lookup, ResultCache};
+use crate::device::{Backend, DeviceTable, LookupError};
+use crate::job::{self, CompileJob, KernelParam, KeyContext, Target};
+use crate::spec::{Config, ProbeSpec, SpecError, describe_config};
+use crate::toolchain::Toolchain;
+use crate::verdict::{self, CompileStatus, DeviceVerdict, VerdictCode};
+use crate::worker::{Pool, Reply, WorkerCommand, WorkerFault};
+
+/// Version of the report's JSON shape.
+pub const REPORT_SCHEMA_VERSION: u32 = 1;
+
+/// A device of the fleet, resolved.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetDevice {
+    /// The name as the user wrote it (or the short name, for the default fleet).
+    pub device: String,
+    /// The canonical name.
+    pub name: String,
+    /// Its arch.
+    pub arch: String,
+    /// Its backend.
+    pub backend: Backend,
+    /// Warp size of the arch.
+    pub warp_size: u32,
+    /// Per-block opt-in budget.
+    pub smem_per_block_optin: u64,
+    /// Per-SM shared memory.
+    pub smem_per_sm: u64,
+    /// Reserved per block.
+    pub smem_reserved_per_block: u64,
+}
+
+impl TargetDevice {
+    /// Resolve names (products or archs) against the table.
+    pub fn resolve(
+        table: &DeviceTable,
+        names: &[String],
+    ) -> Result<Vec<TargetDevice>, LookupError> {
+        let mut devices: Vec<TargetDevice> = Vec::new();
+        for name in names {
+            let resolved = table.resolve(name)?;
+            let arch = resolved.arch();
+            if devices.iter().any(|d| d.name == resolved.display_name()) {
+                continue;
+            }
+            devices.push(TargetDevice {
+                device: name.trim().to_owned(),
+                name: resolved.display_name().to_owned(),
+                arch: arch.arch.clone(),
+                backend: arch.backend,
+                warp_size: arch.warp_size.value,
+                smem_per_block_optin: u64::from(arch.smem_per_block_optin.value),
+                smem_per_sm: u64::from(arch.smem_per_sm.value),
+                smem_reserved_per_block: u64::from(arch.smem_reserved_per_block.value),
+            });
+        }
+        Ok(devices)
+    }
+
+    /// One device per budget class, as the table marks them (`default_fleet`).
+    pub fn default_fleet(table: &DeviceTable) -> Vec<TargetDevice> {
+        let names: Vec<String> = table
+            .products()
+            .iter()
+            .filter(|p| p.default_fleet)
+            .map(|p| p.short_name().to_owned())
+            .collect();
+        TargetDevice::resolve(table, &names).expect("default-fleet names come from the table")
+    }
+
+    fn target(&self) -> Target {
+        Target {
+            backend: self.backend,
+            arch: self.arch.clone(),
+            warp_size: self.warp_size,
+        }
+    }
+}
+
+/// What a worker reported for one job; this is what the cache stores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompileOutcome {
+    /// How it went.
+    pub status: CompileStatus,
+    /// `metadata.shared`.
+    pub shared: Option<u64>,
+    /// `metadata.tmem_size`, where the target has tensor memory.
+    pub tmem_size: Option<u64>,
+    /// Effective num_warps after Triton's option parsing.
+    pub num_warps: Option<u64>,
+    /// Effective num_stages.
+    pub num_stages: Option<u64>,
+    /// Arguments Triton marked divisible by 16.
+    #[serde(default)]
+    pub divisible_by_16: Vec<String>,
+    /// Int arguments equal to 1, compiled as constants.
+    #[serde(default)]
+    pub specialized_to_1: Vec<String>,
+    /// Error kind and first line, when not ok.
+    pub error: Option<OutcomeError>,
+    /// Seconds the compile took in the worker.
+    pub compile_seconds: f64,
+}
+
+/// Why a job did not produce a size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OutcomeError {
+    /// Kebab-case kind.
+    pub kind: String,
+    /// The first meaningful line.
+    pub message: String,
+}
+
+impl CompileOutcome {
+    fn from_reply(reply: &Reply) -> CompileOutcome {
+        let number = |key: &str| reply.body.get(key).and_then(Value::as_u64);
+        let names = |key: &str| -> Vec<String> {
+            reply
+                .body
+                .get(key)
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|v| v.as_str().map(str::to_owned))
+                        .collect()
+                })
+                .unwrap_or_default()
+        };
+        let seconds = reply
+            .body
+            .get("timings")
+            .and_then(|t| t.get("compile_s"))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0);
+        match &reply.error {
+            None => CompileOutcome {
+                status: CompileStatus::Ok,
+                shared: number("shared"),
+                tmem_size: number("tmem_size"),
+                num_warps: number("num_warps"),
+                num_stages: number("num_stages"),
+                divisible_by_16: names("divisible_by_16"),
+                specialized_to_1: names("specialized_to_1"),
+                error: None,
+                compile_seconds: seconds,
+            },
+            Some(error) => CompileOutcome::failure(
+                if error.kind == "unsupported-on-target" {
+                    CompileStatus::UnsupportedOnTarget
+                } else {
+                    CompileStatus::CompileError
+                },
+                &error.kind,
+                &error.message,
+            ),
+        }
+    }
+
+    fn failure(status: CompileStatus, kind: &str, message: &str) -> CompileOutcome {
+        CompileOutcome {
+            status,
+            shared: None,
+            tmem_size: None,
+            num_warps: None,
+            num_stages: None,
+            divisible_by_16: Vec::new(),
+            specialized_to_1: Vec::new(),
+            error: Some(OutcomeError {
+                kind: kind.to_owned(),
+                message: message.to_owned(),
+            }),
+            compile_seconds: 0.0,
+        }
+    }
+
+    fn from_fault(fault: &WorkerFault) -> CompileOutcome {
+        let last_words = fault
+            .stderr()
+            .lines()
+            .rev()
+            .find(|l| !l.trim().is_empty())
+            .map(|l| format!("; its last stderr line: {}", l.trim()))
+            .unwrap_or_default();
+        CompileOutcome::failure(
+            CompileStatus::Failed,
+            "worker-fault",
+            &format!("{fault}{last_words}"),
+        )
+    }
+
+    /// Deterministic outcomes are cached; worker faults are not.
+    fn cacheable(&self) -> bool {
+        self.status != CompileStatus::Failed
+    }
+}
+
+/// One (config, arch) result with its verdicts.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeResult {
+    /// Axis values, plus the effective num_warps and num_stages.
+    pub config: BTreeMap<String, Value>,
+    /// Index of the config in sweep order.
+    pub config_index: usize,
+    /// The arch compiled for.
+    pub arch: String,
+    /// Its backend.
+    pub backend: Backend,
+    /// How the compile went.
+    pub status: CompileStatus,
+    /// `metadata.shared`.
+    pub shared_bytes: Option<u64>,
+    /// `metadata.tmem_size`.
+    pub tmem_size: Option<u64>,
+    /// Error kind and first line.
+    pub error: Option<OutcomeError>,
+    /// Came from the result cache.
+    pub cached: bool,
+    /// Arguments Triton marked divisible by 16.
+    pub divisible_by_16: Vec<String>,
+    /// Int arguments equal to 1, compiled as constants.
+    pub specialized_to_1: Vec<String>,
+    /// One verdict per device of this arch.
+    pub verdicts: Vec<DeviceVerdict>,
+}
+
+/// The recommended config of one device for one workload variant.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Recommendation {
+    /// The device as the user wrote it.
+    pub device: String,
+    /// Its canonical name.
+    pub name: String,
+    /// Its arch.
+    pub arch: String,
+    /// The workload variant (values of the rule's `per` axes).
+    pub variant: BTreeMap<String, Value>,
+    /// The recommended config, or `None` when no swept config fits.
+    pub config: Option<BTreeMap<String, Value>>,
+    /// Its shared memory.
+    pub shared_bytes: Option<u64>,
+    /// Its headroom on this device.
+    pub headroom: Option<u64>,
+    /// The recommendation differs from the baseline.
+    pub changed: bool,
+    /// The baseline config.
+    pub baseline: BTreeMap<String, Value>,
+    /// Whether the baseline fits this device.
+    pub baseline_fits: bool,
+    /// The baseline's verdict on this device.
+    pub baseline_verdict: VerdictCode,
+    /// By how much the baseline misses the budget, when it is over.
+    pub baseline_over_by: Option<u64>,
+    /// The baseline does not fit: this device needs a different config.
+    pub needs_change: bool,
+}
+
+/// The rule as applied, for the report.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RuleSummary {
+    /// Workload axes.
+    pub per: Vec<String>,
+    /// Preferences, `max:num_stages`.
+    pub prefer: Vec<String>,
+    /// Baseline overrides.
+    pub baseline: BTreeMap<String, Value>,
+}
+
+/// Tool identity.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolInfo {
+    /// `tilefit`.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+}
+
+/// The kernel probed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KernelInfo {
+    /// Source file.
+    pub file: String,
+    /// Function.
+    pub function: String,
+    /// SHA-256 of the file.
+    pub source_sha256: String,
+}
+
+/// Counts and time.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeStats {
+    /// Jobs in the sweep (configs x distinct archs).
+    pub jobs: usize,
+    /// Compiled in this run.
+    pub compiled: usize,
+    /// Taken from the cache.
+    pub cached: usize,
+    /// Cache entries found broken and recomputed.
+    pub recomputed: usize,
+    /// Jobs whose worker faulted.
+    pub failed: usize,
+    /// Wall time of the run.
+    pub seconds: f64,
+}
+
+/// Everything a probe found.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProbeReport {
+    /// [`REPORT_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// tilefit's name and version.
+    pub tool: ToolInfo,
+    /// Triton version that compiled.
+    pub triton_version: String,
+    /// Python version of the workers.
+    pub python_version: String,
+    /// The spec file.
+    pub spec: String,
+    /// The kernel.
+    pub kernel: KernelInfo,
+    /// The fleet.
+    pub targets: Vec<TargetDevice>,
+    /// Sweep axes, outermost first.
+    pub axes: Vec<String>,
+    /// Results, config-major, then arch in fleet order.
+    pub results: Vec<ProbeResult>,
+    /// Per device and variant.
+    pub recommendations: Vec<Recommendation>,
+    /// The recommendation rule.
+    pub rule: RuleSummary,
+    /// Counts.
+    pub stats: ProbeStats,
+}
+
+/// Why a probe could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ProbeError {
+    /// The spec is wrong.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The kernel file does not import or the function is not a Triton kernel.
+    #[error("`{file}`: {message}")]
+    Kernel {
+        /// The kernel file.
+        file: String,
+        /// What the worker said.
+        message: String,
+    },
+    /// No worker could start.
+    #[error("the compile worker could not start")]
+    Worker(#[source] WorkerFault),
+    /// Reading the kernel source failed.
+    #[error("cannot read `{path}`")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct ProbeSettings {
+    /// Worker processes.
+    pub jobs: usize,
+    /// Read and write the result cache.
+    pub use_cache: bool,
+    /// Per-job timeout.
+    pub job_timeout: Duration,
+    /// tilefit's cache directory.
+    pub cache_dir: PathBuf,
+    /// A worker script to run instead of the embedded one (fault injection).
+    pub worker_script: Option<PathBuf>,
+}
+
+/// Progress, for a progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProbeEvent {
+    /// Jobs are known; `to_compile` of them go to workers.
+    Planned {
+        /// All jobs.
+        jobs: usize,
+        /// From the cache.
+        cached: usize,
+        /// To compile.
+        to_compile: usize,
+    },
+    /// One compile finished.
+    Compiled {
+        /// Finished so far.
+        done: usize,
+        /// To compile in all.
+        total: usize,
+        /// What it was.
+        label: String,
+    },
+}
+
+const INSPECT_KIND: &str = "inspect";
+
+/// Run a probe.
+pub fn probe(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &ProbeSettings,
+    on_event: &mut dyn FnMut(ProbeEvent),
+) -> Result<ProbeReport, ProbeError> {
+    let started = Instant::now();
+    let kernel_file = spec.kernel_file.display().to_string();
+    let io_error = |source| ProbeError::Io {
+        path: kernel_file.clone(),
+        source,
+    };
+    let source_sha256 = job::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?);
+    let kernel_digest = job::kernel_digest(&spec.kernel_file).map_err(io_error)?;
+    let worker_digest = match &settings.worker_script {
+        Some(script) => job::sha256(&std::fs::read(script).map_err(|source| ProbeError::Io {
+            path: script.display().to_string(),
+            source,
+        })?),
+        None => job::sha256(crate::worker::WORKER_SCRIPT.as_bytes()),
+    };
+    let context = KeyContext {
+        kernel_digest: &kernel_digest,
+        triton: &toolchain.triton_version,
+        python: &toolchain.python_version,
+        worker: &worker_digest,
+    };
+    let cache = ResultCache::new(&settings.cache_dir);
+    let scratch = TritonScratch::new(&settings.cache_dir);
+    let command = match &settings.worker_script {
+        Some(script) => WorkerCommand::script(
+            toolchain.python.clone(),
+            script.clone(),
+            scratch.path.clone(),
+        ),
+        None => WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone()),
+    };
+    let pool = Pool::new(command, settings.jobs, settings.job_timeout);
+
+    let params = kernel_params(spec, &pool, &cache, settings.use_cache, &context)?;
+    let configs = spec.configs();
+    let bound = configs
+        .iter()
+        .map(|config| job::bind(spec, &params, config))
+        .collect::<Result<Vec<_>, _>>()?;
+
+    // One job per (config, distinct arch), archs in fleet order.
+    let mut archs: Vec<Target> = Vec::new();
+    for device in targets {
+        if !archs.iter().any(|t| t.arch == device.arch) {
+            archs.push(device.target());
+        }
+    }
+    let mut jobs: Vec<(usize, CompileJob, String)> = Vec::new();
+    for (index, binding) in bound.into_iter().enumerate() {
+        for target in &archs {
+            let job = CompileJob {
+                kernel_file: spec.kernel_file.clone(),
+                function: spec.function.clone(),
+                args: binding.args.clone(),
+                constexprs: binding.constexprs.clone(),
+                options: binding.options.clone(),
+                target: target.clone(),
+            };
+            let key = job::job_key(&job, &context);
+            jobs.push((index, job, key));
+        }
+    }
+
+    let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
+    let mut recomputed = 0;
+    if settings.use_cache {
+        for (slot, (_, _, key)) in outcomes.iter_mut().zip(&jobs) {
+            match cache.get::<CompileOutcome>(key) {
+                Lookup::Hit(outcome) => *slot = Some((outcome, true)),
+                Lookup::Corrupt => recomputed += 1,
+                Lookup::Miss => {}
+            }
+        }
+    }
+    let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outcomes[i].is_none()).collect();
+    on_event(ProbeEvent::Planned {
+        jobs: jobs.len(),
+        cached: jobs.len() - pending.len(),
+        to_compile: pending.len(),
+    });
+
+    let mut spec_error: Option<String> = None;
+    if !pending.is_empty() {
+        let requests = pending.iter().map(|&i| jobs[i].1.request()).collect();
+        let mut done = 0;
+        pool.run(requests, |position, result| {
+            let slot = pending[position];
+            let outcome = match &result {
+                Ok(reply) => CompileOutcome::from_reply(reply),
+                Err(fault) => CompileOutcome::from_fault(fault),
+            };
+            if let Some(error) = &outcome.error
+                && (error.kind == "bad-spec" || error.kind == "bad-kernel")
+            {
+                spec_error.get_or_insert_with(|| error.message.clone());
+            }
+            if settings.use_cache
+                && outcome.cacheable()
+                && outcome.error.as_ref().is_none_or(|e| e.kind != "bad-spec")
+            {
+                // A cache that cannot be written only costs the next run time.
+                let _ = cache.put(&jobs[slot].2, &outcome);
+            }
+            done += 1;
+            let (config_index, job, _) = &jobs[slot];
+            on_event(ProbeEvent::Compiled {
+                done,
+                total: pending.len(),
+                label: format!(
+                    "{} {}",
+                    job.target.arch,
+                    describe_config(&configs[*config_index])
+                ),
+            });
+            outcomes[slot] = Some((outcome, false));
+        });
+    }
+    if let Some(message) = spec_error {
+        return Err(ProbeError::Spec(SpecError::Field {
+            path: spec.path.display().to_string(),
+            field: "[args] / [constexprs] / [options]".to_owned(),
+            problem: format!("are rejected by Triton: {message}"),
+            fix: "check the names and types against the kernel's signature".to_owned(),
+        }));
+    }
+
+    let results: Vec<ProbeResult> = jobs
+        .iter()
+        .zip(outcomes)
+        .map(|((index, job, _), outcome)| {
+            let (outcome, cached) = outcome.expect("every job has an outcome");
+            result_for(&configs[*index], *index, job, &outcome, cached, targets)
+        })
+        .collect();
+    let recommendations = recommend(spec, &configs, &results, targets);
+    let stats = ProbeStats {
+        jobs: jobs.len(),
+        compiled: results.iter().filter(|r| !r.cached).count(),
+        cached: results.iter().filter(|r| r.cached).count(),
+        recomputed,
+        failed: results
+            .iter()
+            .filter(|r| r.status == CompileStatus::Failed)
+            .count(),
+        seconds: started.elapsed().as_secs_f64(),
+    };
+    Ok(ProbeReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        tool: ToolInfo {
+            name: "tilefit".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        triton_version: toolchain.triton_version.clone(),
+        python_version: toolchain.python_version.clone(),
+        spec: spec.path.display().to_string(),
+        kernel: KernelInfo {
+            file: kernel_file,
+            function: spec.function.clone(),
+            source_sha256,
+        },
+        targets: targets.to_vec(),
+        axes: spec.sweep.iter().map(|a| a.name.clone()).collect(),
+        results,
+        recommendations,
+        rule: RuleSummary {
+            per: spec.recommend.per.clone(),
+            prefer: spec
+                .recommend
+                .prefer
+                .iter()
+                .map(crate::spec::Preference::describe)
+                .collect(),
+            baseline: spec.recommend.baseline.iter().cloned().collect(),
+        },
+        stats,
+    })
+}
+
+/// A private TRITON_CACHE_DIR for the workers, removed when the probe ends, so Triton's own cache
+/// can neither hide a compile nor fill the user's.
+struct TritonScratch {
+    path: PathBuf,
+}
+
+impl TritonScratch {
+    fn new(cache_dir: &Path) -> TritonScratch {
+        let path = cache_dir.join("scratch").join(format!(
+            "triton-{}-{}",
+            std::process::id(),
+            Instant::now().elapsed().as_nanos()
+        ));
+        TritonScratch { path }
+    }
+}
+
+impl Drop for TritonScratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+fn kernel_params(
+    spec: &ProbeSpec,
+    pool: &Pool,
+    cache: &ResultCache,
+    use_cache: bool,
+    context: &KeyContext<'_>,
+) -> Result<Vec<KernelParam>, ProbeError> {
+    let key = job::sha256(
+        serde_json::json!({ "kind": INSPECT_KIND, "function": spec.function, "context": context })
+            .to_string()
+            .as_bytes(),
+    );
+    if use_cache && let Lookup::Hit(params) = cache.get::<Vec<KernelParam>>(&key) {
+        return Ok(params);
+    }
+    pool.warm_up().map_err(ProbeError::Worker)?;
+    let request = serde_json::json!({
+        "type": INSPECT_KIND,
+        "kernel_file": spec.kernel_file,
+        "function": spec.function,
+    });
+    let reply = pool.request(request).map_err(ProbeError::Worker)?;
+    if let Some(error) = reply.error {
+        return Err(ProbeError::Kernel {
+            file: spec.kernel_file.display().to_string(),
+            message: error.message,
+        });
+    }
+    let params: Vec<KernelParam> = reply
+        .body
+        .get("params")
+        .cloned()
+        .and_then(|p| serde_json::from_value(p).ok())
+        .ok_or_else(|| {
+            ProbeError::Worker(WorkerFault::Garbled {
+                line: "an inspect reply without params".to_owned(),
+                stderr: String::new(),
+            })
+        })?;
+    if use_cache {
+        let _ = cache.put(&key, &params);
+    }
+    Ok(params)
+}
+
+fn result_for(
+    config: &Config,
+    index: usize,
+    job: &CompileJob,
+    outcome: &CompileOutcome,
+    cached: bool,
+    targets: &[TargetDevice],
+) -> ProbeResult {
+    let mut shown: BTreeMap<String, Value> = config.iter().cloned().collect();
+    for (option, value) in [
+        ("num_warps", outcome.num_warps),
+        ("num_stages", outcome.num_stages),
+    ] {
+        if let Some(value) = value {
+            shown.entry(option.to_owned()).or_insert(Value::from(value));
+        } else if let Some(value) = job.options.get(option) {
+            shown.entry(option.to_owned()).or_insert(value.clone());
+        }
+    }
+    let verdicts = targets
+        .iter()
+        .filter(|d| d.arch == job.target.arch)
+        .map(|d| {
+            verdict::judge(
+                outcome.status,
+                outcome.shared,
+                &d.device,
+                d.smem_per_block_optin,
+            )
+        })
+        .collect();
+    ProbeResult {
+        config: shown,
+        config_index: index,
+        arch: job.target.arch.clone(),
+        backend: job.target.backend,
+        status: outcome.status,
+        shared_bytes: outcome.shared,
+        tmem_size: outcome.tmem_size,
+        error: outcome.error.clone(),
+        cached,
+        divisible_by_16: outcome.divisible_by_16.clone(),
+        specialized_to_1: outcome.specialized_to_1.clone(),
+        verdicts,
+    }
+}
+
+fn recommend(
+    spec: &ProbeSpec,
+    configs: &[Config],
+    results: &[ProbeResult],
+    targets: &[TargetDevice],
+) -> Vec<Recommendation> {
+    let rule = &spec.recommend;
+    let groups = verdict::variants(configs, rule);
+    let lookup = |config: usize, device: &TargetDevice| -> Option<(&ProbeResult, &DeviceVerdict)> {
+        results
+            .iter()
+            .find(|r| r.config_index == config && r.arch == device.arch)
+            .and_then(|r| {
+                r.verdicts
+                    .iter()
+                    .find(|v| v.device == device.device)
+                    .map(|v| (r, v))
+            })
+    };
+    let mut recommendations = Vec::new();
+    for device in targets {
+        for (variant, members) in &groups {
+            let fits =
+                |i: usize| lookup(i, device).is_some_and(|(_, v)| v.verdict == VerdictCode::Fits);
+            let choice = verdict::choose(configs, members, fits, rule);
+            let chosen = choice.recommended.and_then(|i| lookup(i, device));
+            let config_map = |i: usize| -> BTreeMap<String, Value> {
+                lookup(i, device).map_or_else(
+                    || configs[i].iter().cloned().collect(),
+                    |(r, _)| r.config.clone(),
+                )
+            };
+            recommendations.push(Recommendation {
+                device: device.device.clone(),
+                name: device.name.clone(),
+                arch: device.arch.clone(),
+                variant: variant.iter().cloned().collect(),
+                config: choice.recommended.map(config_map),
+                shared_bytes: chosen.and_then(|(r, _)| r.shared_bytes),
+                headroom: chosen.and_then(|(_, v)| v.headroom),
+                changed: choice.changed(),
+                baseline: config_map(choice.baseline),
+                baseline_fits: choice.baseline_fits,
+                baseline_verdict: lookup(choice.baseline, device)
+                    .map_or(VerdictCode::Failed, |(_, v)| v.verdict),
+                baseline_over_by: lookup(choice.baseline, device).and_then(|(_, v)| v.over_by),
+                needs_change: !choice.baseline_fits,
+            });
+        }
+    }
+    recommendations
+}

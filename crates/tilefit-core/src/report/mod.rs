@@ -1,0 +1,358 @@
+//! Reports: one model ([`ProbeReport`]) behind every format, and one [`Exporter`] trait with an
+//! implementation per format (terminal text, Markdown, JSON). Exporters return text; the binary
+//! decides where it goes. The shared layout (which columns, what a cell says) lives here once, so
+//! the formats differ only in how a table is drawn.
+
+mod markdown;
+mod terminal;
+
+pub use markdown::Markdown;
+pub use terminal::Terminal;
+
+use serde_json::Value;
+
+use crate::probe::{ProbeReport, ProbeResult, Recommendation, TargetDevice};
+use crate::units::format_count;
+use crate::verdict::{CompileStatus, VerdictCode};
+
+/// Renders a report in one format.
+pub trait Exporter {
+    /// The whole report as text.
+    fn export(&self, report: &ProbeReport) -> String;
+}
+
+/// The report as pretty JSON (`schema_version` 1).
+pub struct Json;
+
+impl Exporter for Json {
+    fn export(&self, report: &ProbeReport) -> String {
+        let mut text = serde_json::to_string_pretty(report).expect("reports serialize");
+        text.push('\n');
+        text
+    }
+}
+
+/// A table as rows of cells, drawn by each format in its own way.
+pub(crate) struct Table {
+    pub header: Vec<String>,
+    pub rows: Vec<Vec<String>>,
+    /// Columns holding numbers (right-aligned where the format can).
+    pub numeric: Vec<usize>,
+}
+
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// `BLOCK_N=64 num_stages=2`, only the given axes, in report order.
+pub(crate) fn config_text(
+    config: &std::collections::BTreeMap<String, Value>,
+    axes: &[String],
+) -> String {
+    axes.iter()
+        .filter_map(|axis| {
+            config
+                .get(axis)
+                .map(|v| format!("{axis}={}", value_text(v)))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Axes with more than one value: the ones a row label needs.
+pub(crate) fn varying_axes(report: &ProbeReport) -> Vec<String> {
+    report
+        .axes
+        .iter()
+        .filter(|axis| {
+            let mut values = report.results.iter().filter_map(|r| r.config.get(*axis));
+            let first = values.next();
+            values.any(|v| Some(v) != first)
+        })
+        .cloned()
+        .collect()
+}
+
+/// Settings shared by every row: swept axes with one value, and the effective num_warps and
+/// num_stages when they were not swept.
+pub(crate) fn fixed_settings(report: &ProbeReport, varying: &[String]) -> String {
+    let Some(first) = report
+        .results
+        .iter()
+        .find(|r| r.status == CompileStatus::Ok)
+        .or(report.results.first())
+    else {
+        return String::new();
+    };
+    first
+        .config
+        .iter()
+        .filter(|(axis, _)| !varying.contains(axis))
+        .filter(|(axis, value)| {
+            report
+                .results
+                .iter()
+                .all(|r| r.config.get(*axis).is_none_or(|v| v == *value))
+        })
+        .map(|(axis, value)| format!("{axis}={}", value_text(value)))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The text of one (result, device) cell.
+pub(crate) fn cell(result: &ProbeResult, device: &TargetDevice) -> String {
+    let verdict = result.verdicts.iter().find(|v| v.device == device.device);
+    match (result.status, verdict) {
+        (CompileStatus::Ok, Some(v)) => {
+            let bytes = format_count(result.shared_bytes.unwrap_or(0));
+            match v.verdict {
+                VerdictCode::Fits => format!("{bytes} ok"),
+                _ => format!("{bytes} OVER +{}", format_count(v.over_by.unwrap_or(0))),
+            }
+        }
+        (CompileStatus::UnsupportedOnTarget, _) => "unsupported".to_owned(),
+        (CompileStatus::CompileError, _) => "compile error".to_owned(),
+        _ => "FAILED".to_owned(),
+    }
+}
+
+/// The sweep table: configs as rows, devices as columns grouped by arch (fleet order).
+pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
+    let varying = varying_axes(report);
+    let devices = devices_by_arch(report);
+    let mut header = vec!["config".to_owned()];
+    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
+    let mut budget_row = vec!["budget/block".to_owned()];
+    budget_row.extend(devices.iter().map(|d| format_count(d.smem_per_block_optin)));
+    let mut rows = vec![budget_row];
+    let mut indices: Vec<usize> = report.results.iter().map(|r| r.config_index).collect();
+    indices.dedup();
+    for index in indices {
+        let in_row: Vec<&ProbeResult> = report
+            .results
+            .iter()
+            .filter(|r| r.config_index == index)
+            .collect();
+        let label = in_row
+            .first()
+            .map(|r| config_text(&r.config, &varying))
+            .unwrap_or_default();
+        let mut row = vec![if label.is_empty() {
+            "(the one config)".to_owned()
+        } else {
+            label
+        }];
+        for device in &devices {
+            row.push(
+                in_row
+                    .iter()
+                    .find(|r| r.arch == device.arch)
+                    .map_or_else(|| "-".to_owned(), |r| cell(r, device)),
+            );
+        }
+        rows.push(row);
+    }
+    Table {
+        header,
+        rows,
+        numeric: (1..=devices.len()).collect(),
+    }
+}
+
+/// The fleet, grouped so devices of one arch sit side by side, arch order as first listed.
+pub(crate) fn devices_by_arch(report: &ProbeReport) -> Vec<&TargetDevice> {
+    let mut archs: Vec<&str> = Vec::new();
+    for device in &report.targets {
+        if !archs.contains(&device.arch.as_str()) {
+            archs.push(&device.arch);
+        }
+    }
+    archs
+        .iter()
+        .flat_map(|arch| report.targets.iter().filter(move |d| d.arch == *arch))
+        .collect()
+}
+
+/// One row per (variant, device) recommendation.
+pub(crate) fn recommendation_table(
+    report: &ProbeReport,
+    recommendations: &[&Recommendation],
+) -> Table {
+    let varying = varying_axes(report);
+    let choice_axes: Vec<String> = varying
+        .iter()
+        .filter(|a| !report.rule.per.contains(a))
+        .cloned()
+        .collect();
+    let rows = recommendations
+        .iter()
+        .map(|r| {
+            let (config, bytes, headroom) = match &r.config {
+                Some(config) => (
+                    config_text(config, &choice_axes),
+                    r.shared_bytes.map(format_count).unwrap_or_default(),
+                    r.headroom.map(format_count).unwrap_or_default(),
+                ),
+                None => (
+                    "none of the swept configs fits".to_owned(),
+                    String::new(),
+                    String::new(),
+                ),
+            };
+            let baseline = if !r.baseline_fits {
+                match (r.baseline_verdict, r.baseline_over_by) {
+                    (VerdictCode::OverBudget, Some(over)) => {
+                        format!("OVER +{}: NEEDS CHANGE", format_count(over))
+                    }
+                    (verdict, _) => format!("{}: NEEDS CHANGE", verdict.as_str()),
+                }
+            } else if r.changed {
+                "fits (a deeper/larger config fits too)".to_owned()
+            } else {
+                "fits: keep it".to_owned()
+            };
+            vec![
+                r.device.clone(),
+                r.arch.clone(),
+                config,
+                bytes,
+                headroom,
+                baseline,
+            ]
+        })
+        .collect();
+    Table {
+        header: [
+            "device",
+            "arch",
+            "recommended",
+            "bytes",
+            "headroom",
+            "baseline",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+        rows,
+        numeric: vec![3, 4],
+    }
+}
+
+/// Recommendations grouped by variant, in order.
+pub(crate) fn recommendations_by_variant(
+    report: &ProbeReport,
+) -> Vec<(String, Vec<&Recommendation>)> {
+    let mut groups: Vec<(String, Vec<&Recommendation>)> = Vec::new();
+    for r in &report.recommendations {
+        let label = config_text(&r.variant, &report.rule.per);
+        match groups.iter_mut().find(|(l, _)| *l == label) {
+            Some((_, members)) => members.push(r),
+            None => groups.push((label, vec![r])),
+        }
+    }
+    groups
+}
+
+/// One line on the rule.
+pub(crate) fn rule_text(report: &ProbeReport) -> String {
+    let varying = varying_axes(report);
+    let mut parts = Vec::new();
+    if !report.rule.per.is_empty() {
+        parts.push(format!("one per {}", report.rule.per.join(", ")));
+    }
+    if report.rule.prefer.is_empty() {
+        parts.push("first listed config that fits".to_owned());
+    } else {
+        parts.push(format!(
+            "prefer {} among configs that fit",
+            report.rule.prefer.join(", ")
+        ));
+    }
+    let baseline = report
+        .recommendations
+        .first()
+        .map(|r| {
+            config_text(
+                &r.baseline,
+                &varying
+                    .iter()
+                    .filter(|a| !report.rule.per.contains(a))
+                    .cloned()
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .unwrap_or_default();
+    if !baseline.is_empty() {
+        parts.push(format!("baseline {baseline}"));
+    }
+    parts.join("; ")
+}
+
+/// Devices whose baseline does not fit, and those whose does.
+pub(crate) fn change_summary(report: &ProbeReport) -> (Vec<String>, Vec<String>) {
+    let mut needs = Vec::new();
+    let mut keeps = Vec::new();
+    for (variant, recommendations) in recommendations_by_variant(report) {
+        for r in recommendations {
+            let label = if variant.is_empty() {
+                r.device.clone()
+            } else {
+                format!("{} ({variant})", r.device)
+            };
+            if r.needs_change {
+                needs.push(label);
+            } else {
+                keeps.push(label);
+            }
+        }
+    }
+    (needs, keeps)
+}
+
+/// Distinct compile problems per arch, for the notes under the table.
+pub(crate) fn problems(report: &ProbeReport) -> Vec<String> {
+    let varying = varying_axes(report);
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut lines = Vec::new();
+    for r in &report.results {
+        let Some(error) = &r.error else { continue };
+        if seen.contains(&(r.arch.as_str(), error.message.as_str())) {
+            continue;
+        }
+        seen.push((&r.arch, &error.message));
+        lines.push(format!(
+            "{} {}: {} ({})",
+            r.arch,
+            config_text(&r.config, &varying),
+            error.message,
+            error.kind
+        ));
+    }
+    lines
+}
+
+/// The closing line: versions, counts, time.
+pub(crate) fn footer(report: &ProbeReport) -> String {
+    let s = &report.stats;
+    format!(
+        "Triton {} (Python {}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes.",
+        report.triton_version,
+        report.python_version,
+        s.jobs,
+        s.compiled,
+        s.cached,
+        if s.recomputed > 0 {
+            format!(" ({} broken cache entries recomputed)", s.recomputed)
+        } else {
+            String::new()
+        },
+        if s.failed > 0 {
+            format!(", {} FAILED", s.failed)
+        } else {
+            String::new()
+        },
+        s.seconds
+    )
+}

@@ -1,0 +1,648 @@
+//! Probe specs: the TOML a user writes to say which kernel to compile, with which arguments,
+//! over which sweep, for which devices. Parsed and validated once into a [`ProbeSpec`]; every
+//! error names the spec file, the field, and the fix. Binding the spec to the kernel's real
+//! parameter list (known only after Triton imports the kernel) happens in `job.rs`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Scalar element types Triton's signature strings use.
+pub const TRITON_DTYPES: &[&str] = &[
+    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e4b8",
+    "fp8e4b15", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64",
+];
+
+/// Axes that are compile options rather than kernel parameters.
+pub const OPTION_AXES: &[&str] = &["num_warps", "num_stages", "num_ctas", "maxnreg"];
+
+/// A kernel argument as the spec writes it, before placeholders are filled in.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ArgTemplate {
+    /// Triton type, possibly with `{placeholder}`s: `*bf16`, `*{kv_dtype}`, `i32`.
+    pub type_template: String,
+    /// Example value (ints must have one; floats and bools default).
+    pub value: Option<Value>,
+    /// Whether a pointer is 16-byte aligned at launch (Triton then marks it divisible by 16).
+    pub aligned: bool,
+}
+
+/// One sweep axis: a name and the values it takes, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Constexpr name, dtype placeholder, or option (`num_warps`, `num_stages`, ...).
+    pub name: String,
+    /// Values, never empty.
+    pub values: Vec<Value>,
+}
+
+/// How the best config per device is chosen.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Preference {
+    /// Prefer larger values of the axis.
+    Max(String),
+    /// Prefer smaller values of the axis.
+    Min(String),
+    /// Prefer configs equal to the baseline on more of the axes no other rule names
+    /// (`keep`): change as little as possible.
+    Keep,
+}
+
+impl Preference {
+    /// The axis it ranks by, for `max:` and `min:` rules.
+    pub fn axis(&self) -> Option<&str> {
+        match self {
+            Preference::Max(axis) | Preference::Min(axis) => Some(axis),
+            Preference::Keep => None,
+        }
+    }
+
+    /// `max:num_stages`, `keep`.
+    pub fn describe(&self) -> String {
+        match self {
+            Preference::Max(axis) => format!("max:{axis}"),
+            Preference::Min(axis) => format!("min:{axis}"),
+            Preference::Keep => "keep".to_owned(),
+        }
+    }
+}
+
+/// The recommendation rule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RecommendRule {
+    /// Axes that describe the workload rather than a choice (a dtype the model dictates): one
+    /// recommendation per device and per value of these. Default: the dtype placeholders.
+    pub per: Vec<String>,
+    /// Ranking among the configs that fit, first rule first; then `keep` (fewest changes from the
+    /// baseline) if not listed; ties go to the config listed first. Default: `keep`, then
+    /// `max:num_stages`: keep every other axis as the baseline has it, take the deepest pipeline
+    /// that fits.
+    pub prefer: Vec<Preference>,
+    /// Overrides of the first listed config that make the baseline (the config shipped today).
+    pub baseline: Vec<(String, Value)>,
+}
+
+/// A validated probe spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeSpec {
+    /// The spec file.
+    pub path: PathBuf,
+    /// The kernel source file, absolute.
+    pub kernel_file: PathBuf,
+    /// The `@triton.jit` function's name.
+    pub function: String,
+    /// Triton version the spec asks for.
+    pub triton: Option<String>,
+    /// Non-constexpr arguments, in the order written.
+    pub args: Vec<(String, ArgTemplate)>,
+    /// Fixed constexprs.
+    pub constexprs: Vec<(String, Value)>,
+    /// Fixed compile options.
+    pub options: Vec<(String, Value)>,
+    /// Sweep axes, outermost first.
+    pub sweep: Vec<Axis>,
+    /// Device names as written; empty means the default fleet.
+    pub targets: Vec<String>,
+    /// How to pick the config per device.
+    pub recommend: RecommendRule,
+}
+
+/// Why a spec was refused. Each names the file and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The spec file could not be read.
+    #[error("cannot read the spec `{path}`: {reason}")]
+    Read {
+        /// The spec path.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The TOML does not parse or does not have the spec's shape.
+    #[error("`{path}` is not a valid probe spec: {reason}")]
+    Toml {
+        /// The spec path.
+        path: String,
+        /// The parser's message, with line and column.
+        reason: String,
+    },
+    /// A field's value is wrong.
+    #[error("`{path}`: `{field}` {problem}")]
+    Field {
+        /// The spec path.
+        path: String,
+        /// The field, as `[section].key`.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+        /// What to write instead.
+        fix: String,
+    },
+}
+
+impl SpecError {
+    /// What the user should do.
+    pub fn hint(&self) -> String {
+        match self {
+            SpecError::Read { .. } => "check the path; spec paths are relative to the current directory".to_owned(),
+            SpecError::Toml { .. } => "the README's \"Probe spec\" section shows every field; examples/*/spec.toml are working specs".to_owned(),
+            SpecError::Field { fix, .. } => fix.clone(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    kernel: RawKernel,
+    #[serde(default)]
+    args: toml::Table,
+    #[serde(default)]
+    constexprs: toml::Table,
+    #[serde(default)]
+    options: toml::Table,
+    #[serde(default)]
+    sweep: toml::Table,
+    #[serde(default)]
+    targets: Option<RawTargets>,
+    #[serde(default)]
+    recommend: Option<RawRecommend>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    file: String,
+    function: String,
+    #[serde(default)]
+    triton: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTargets {
+    devices: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecommend {
+    #[serde(default)]
+    per: Option<Vec<String>>,
+    #[serde(default)]
+    prefer: Option<Vec<String>>,
+    #[serde(default)]
+    baseline: toml::Table,
+}
+
+/// Read and validate a spec file.
+pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    parse(&text, path)
+}
+
+/// Validate spec text; `path` locates the kernel file and names the spec in errors.
+pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
+    let shown = path.display().to_string();
+    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml {
+        path: shown.clone(),
+        reason: e.to_string().trim_end().to_owned(),
+    })?;
+    let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
+        path: shown.clone(),
+        field: field.to_owned(),
+        problem,
+        fix,
+    };
+
+    let base = path.parent().unwrap_or(Path::new("."));
+    let kernel_file = base.join(&raw.kernel.file);
+    if !kernel_file.is_file() {
+        return Err(field_error(
+            "[kernel].file",
+            format!("names `{}`, which does not exist", kernel_file.display()),
+            "the kernel file's path is relative to the spec file".to_owned(),
+        ));
+    }
+    let kernel_file = std::path::absolute(&kernel_file).unwrap_or(kernel_file);
+    if raw.kernel.function.trim().is_empty() {
+        return Err(field_error(
+            "[kernel].function",
+            "is empty".to_owned(),
+            "name the @triton.jit function to compile".to_owned(),
+        ));
+    }
+
+    let mut sweep = Vec::new();
+    for (name, value) in &raw.sweep {
+        let field = format!("[sweep].{name}");
+        let toml::Value::Array(items) = value else {
+            return Err(field_error(
+                &field,
+                "must be a list of values".to_owned(),
+                format!("write `{name} = [{value}]`"),
+            ));
+        };
+        if items.is_empty() {
+            return Err(field_error(
+                &field,
+                "is an empty list, so the sweep has no configs".to_owned(),
+                format!("give `{name}` at least one value, or remove it"),
+            ));
+        }
+        let values = items
+            .iter()
+            .map(|v| scalar(v).ok_or(()))
+            .collect::<Result<Vec<_>, ()>>()
+            .map_err(|()| {
+                field_error(
+                    &field,
+                    "holds a value that is not a number, boolean or string".to_owned(),
+                    "sweep values are scalars: `BLOCK_N = [32, 64]`".to_owned(),
+                )
+            })?;
+        sweep.push(Axis {
+            name: name.clone(),
+            values,
+        });
+    }
+    let axis_names: Vec<&str> = sweep.iter().map(|a| a.name.as_str()).collect();
+
+    let constexprs = fixed_values(&raw.constexprs, "constexprs", &axis_names, &field_error)?;
+    let options = fixed_values(&raw.options, "options", &axis_names, &field_error)?;
+
+    let mut args = Vec::new();
+    let mut placeholders: Vec<String> = Vec::new();
+    for (name, value) in &raw.args {
+        let template = arg_template(name, value, &axis_names, &field_error)?;
+        for placeholder in placeholders_in(&template.type_template) {
+            if !placeholders.contains(&placeholder) {
+                placeholders.push(placeholder);
+            }
+        }
+        if axis_names.contains(&name.as_str()) && template.value.is_some() {
+            return Err(field_error(
+                &format!("[args].{name}"),
+                "has a value and is also a [sweep] axis".to_owned(),
+                "keep the value in one place: the sweep".to_owned(),
+            ));
+        }
+        args.push((name.clone(), template));
+    }
+
+    let targets = raw.targets.map(|t| t.devices).unwrap_or_default();
+    if let Some(empty) = targets.iter().position(|t| t.trim().is_empty()) {
+        return Err(field_error(
+            &format!("[targets].devices[{empty}]"),
+            "is empty".to_owned(),
+            "name a device (`rtx-pro-6000`) or an arch (`sm_120`)".to_owned(),
+        ));
+    }
+
+    let recommend = recommend_rule(raw.recommend, &sweep, &placeholders, &field_error)?;
+    Ok(ProbeSpec {
+        path: path.to_path_buf(),
+        kernel_file,
+        function: raw.kernel.function,
+        triton: raw.kernel.triton,
+        args,
+        constexprs,
+        options,
+        sweep,
+        targets,
+        recommend,
+    })
+}
+
+type FieldError<'a> = dyn Fn(&str, String, String) -> SpecError + 'a;
+
+fn scalar(value: &toml::Value) -> Option<Value> {
+    match value {
+        toml::Value::Integer(i) => Some(Value::from(*i)),
+        toml::Value::Float(f) => Some(Value::from(*f)),
+        toml::Value::Boolean(b) => Some(Value::from(*b)),
+        toml::Value::String(s) => Some(Value::from(s.clone())),
+        _ => None,
+    }
+}
+
+fn fixed_values(
+    table: &toml::Table,
+    section: &str,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<Vec<(String, Value)>, SpecError> {
+    table
+        .iter()
+        .map(|(name, value)| {
+            let field = format!("[{section}].{name}");
+            if axes.contains(&name.as_str()) {
+                return Err(field_error(
+                    &field,
+                    "is fixed here and also swept in [sweep]".to_owned(),
+                    format!(
+                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
+                    ),
+                ));
+            }
+            let value = scalar(value).ok_or_else(|| {
+                field_error(
+                    &field,
+                    "is not a number, boolean or string".to_owned(),
+                    format!("write `{name} = 32`"),
+                )
+            })?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}
+
+fn placeholders_in(template: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = template;
+    while let Some(start) = rest.find('{') {
+        let Some(end) = rest[start..].find('}') else {
+            break;
+        };
+        found.push(rest[start + 1..start + end].to_owned());
+        rest = &rest[start + end + 1..];
+    }
+    found
+}
+
+/// Fill `{placeholder}`s from a config's values.
+pub fn fill_placeholders(template: &str, values: &[(String, Value)]) -> String {
+    let mut out = template.to_owned();
+    for (name, value) in values {
+        let text = match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        out = out.replace(&format!("{{{name}}}"), &text);
+    }
+    out
+}
+
+/// Whether a (filled) Triton type string is valid, and if not, the closest valid one.
+pub fn check_type(type_string: &str) -> Result<(), Option<String>> {
+    let element = type_string
+        .strip_prefix("*k")
+        .or_else(|| type_string.strip_prefix('*'))
+        .unwrap_or(type_string);
+    if TRITON_DTYPES.contains(&element) {
+        return Ok(());
+    }
+    let closest = TRITON_DTYPES
+        .iter()
+        .map(|d| (strsim::normalized_damerau_levenshtein(element, d), *d))
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .filter(|(score, _)| *score >= 0.4)
+        .map(|(_, d)| type_string.replace(element, d));
+    Err(closest)
+}
+
+fn is_int_type(type_string: &str) -> bool {
+    matches!(
+        type_string,
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64"
+    )
+}
+
+fn arg_template(
+    name: &str,
+    value: &toml::Value,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<ArgTemplate, SpecError> {
+    let field = format!("[args].{name}");
+    let template = match value {
+        toml::Value::String(type_template) => ArgTemplate {
+            type_template: type_template.clone(),
+            value: None,
+            aligned: true,
+        },
+        toml::Value::Table(table) => {
+            for key in table.keys() {
+                if !["type", "value", "aligned"].contains(&key.as_str()) {
+                    return Err(field_error(
+                        &format!("{field}.{key}"),
+                        "is not a known key".to_owned(),
+                        "an argument table has `type`, `value` and (for pointers) `aligned`"
+                            .to_owned(),
+                    ));
+                }
+            }
+            let Some(toml::Value::String(type_template)) = table.get("type") else {
+                return Err(field_error(
+                    &field,
+                    "has no `type`".to_owned(),
+                    format!("write `{name} = {{ type = \"i32\", value = 16 }}`"),
+                ));
+            };
+            let aligned = match table.get("aligned") {
+                None => true,
+                Some(toml::Value::Boolean(b)) => *b,
+                Some(_) => {
+                    return Err(field_error(
+                        &format!("{field}.aligned"),
+                        "must be true or false".to_owned(),
+                        "`aligned = false` compiles as if the pointer were not 16-byte aligned"
+                            .to_owned(),
+                    ));
+                }
+            };
+            ArgTemplate {
+                type_template: type_template.clone(),
+                value: table.get("value").and_then(scalar),
+                aligned,
+            }
+        }
+        _ => {
+            return Err(field_error(
+                &field,
+                "must be a type string or a table".to_owned(),
+                format!(
+                    "write `{name} = \"*bf16\"` or `{name} = {{ type = \"i32\", value = 16 }}`"
+                ),
+            ));
+        }
+    };
+    for placeholder in placeholders_in(&template.type_template) {
+        if !axes.contains(&placeholder.as_str()) {
+            return Err(field_error(
+                &field,
+                format!("uses the placeholder `{{{placeholder}}}`, which is not a [sweep] axis"),
+                format!("add `{placeholder} = [\"bf16\", \"fp8e4nv\"]` to [sweep]"),
+            ));
+        }
+    }
+    let typed = placeholders_in(&template.type_template).is_empty();
+    if typed {
+        if let Err(closest) = check_type(&template.type_template) {
+            return Err(field_error(
+                &field,
+                format!("has the unknown type `{}`", template.type_template),
+                closest.map_or_else(
+                    || {
+                        format!(
+                            "Triton types are {} (pointers start with `*`)",
+                            TRITON_DTYPES.join(", ")
+                        )
+                    },
+                    |c| format!("did you mean `{c}`?"),
+                ),
+            ));
+        }
+        let ty = template.type_template.as_str();
+        if is_int_type(ty) && template.value.is_none() && !axes.contains(&name) {
+            return Err(field_error(
+                &field,
+                "is an integer without an example value".to_owned(),
+                format!(
+                    "Triton specializes ints on their value (divisible by 16, equal to 1): write `{name} = {{ type = \"{ty}\", value = 4096 }}` with a value a real launch passes"
+                ),
+            ));
+        }
+        if let Some(value) = &template.value
+            && is_int_type(ty)
+            && !value.is_i64()
+        {
+            return Err(field_error(
+                &format!("{field}.value"),
+                format!("is `{value}`, not an integer"),
+                "give an integer example value".to_owned(),
+            ));
+        }
+    }
+    Ok(template)
+}
+
+fn recommend_rule(
+    raw: Option<RawRecommend>,
+    sweep: &[Axis],
+    placeholders: &[String],
+    field_error: &FieldError<'_>,
+) -> Result<RecommendRule, SpecError> {
+    let raw = raw.unwrap_or(RawRecommend {
+        per: None,
+        prefer: None,
+        baseline: toml::Table::new(),
+    });
+    let axis_names: Vec<&str> = sweep.iter().map(|a| a.name.as_str()).collect();
+    let check_axis = |field: &str, axis: &str| -> Result<(), SpecError> {
+        if axis_names.contains(&axis) {
+            Ok(())
+        } else {
+            Err(field_error(
+                field,
+                format!("names `{axis}`, which is not a [sweep] axis"),
+                format!("swept axes: {}", axis_names.join(", ")),
+            ))
+        }
+    };
+    let per = match raw.per {
+        Some(per) => {
+            for axis in &per {
+                check_axis("[recommend].per", axis)?;
+            }
+            per
+        }
+        None => placeholders
+            .iter()
+            .filter(|p| axis_names.contains(&p.as_str()))
+            .cloned()
+            .collect(),
+    };
+    let prefer = match raw.prefer {
+        Some(rules) => rules
+            .iter()
+            .map(|rule| {
+                if rule == "keep" {
+                    return Ok(Preference::Keep);
+                }
+                let (direction, axis) = rule.split_once(':').unwrap_or(("max", rule.as_str()));
+                check_axis("[recommend].prefer", axis)?;
+                match direction {
+                    "max" => Ok(Preference::Max(axis.to_owned())),
+                    "min" => Ok(Preference::Min(axis.to_owned())),
+                    other => Err(field_error(
+                        "[recommend].prefer",
+                        format!("has the direction `{other}`"),
+                        "write `max:AXIS` or `min:AXIS`".to_owned(),
+                    )),
+                }
+            })
+            .collect::<Result<_, _>>()?,
+        None if axis_names.contains(&"num_stages") => {
+            vec![Preference::Keep, Preference::Max("num_stages".to_owned())]
+        }
+        None => vec![Preference::Keep],
+    };
+    let mut prefer = prefer;
+    if !prefer.contains(&Preference::Keep) {
+        prefer.push(Preference::Keep);
+    }
+    let mut baseline = Vec::new();
+    for (axis, value) in &raw.baseline {
+        let field = format!("[recommend].baseline.{axis}");
+        check_axis(&field, axis)?;
+        let value = scalar(value).unwrap_or(Value::Null);
+        let swept = &sweep
+            .iter()
+            .find(|a| &a.name == axis)
+            .expect("checked above")
+            .values;
+        if !swept.contains(&value) {
+            return Err(field_error(
+                &field,
+                format!("is `{value}`, which the sweep does not include"),
+                "the baseline must be one of the swept configs".to_owned(),
+            ));
+        }
+        baseline.push((axis.clone(), value));
+    }
+    Ok(RecommendRule {
+        per,
+        prefer,
+        baseline,
+    })
+}
+
+/// One point of the sweep: a value for every axis, in axis order.
+pub type Config = Vec<(String, Value)>;
+
+impl ProbeSpec {
+    /// Every config of the sweep, the first axis outermost (the order a reader expects rows in).
+    pub fn configs(&self) -> Vec<Config> {
+        let mut configs: Vec<Config> = vec![Vec::new()];
+        for axis in &self.sweep {
+            configs = configs
+                .into_iter()
+                .flat_map(|prefix| {
+                    axis.values.iter().map(move |value| {
+                        let mut config = prefix.clone();
+                        config.push((axis.name.clone(), value.clone()));
+                        config
+                    })
+                })
+                .collect();
+        }
+        configs
+    }
+}
+
+/// `kv_dtype=fp8e4nv num_stages=2`.
+pub fn describe_config(config: &[(String, Value)]) -> String {
+    config
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

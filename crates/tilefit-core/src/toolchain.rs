@@ -1,0 +1,371 @@
+//! Finding or provisioning Python with Triton. An interpreter named with `--python` or
+//! `TILEFIT_PYTHON` is used as it is (it must have triton); otherwise tilefit keeps one virtual
+//! environment per Triton version under its cache directory, made with `python3 -m venv` and
+//! `pip install triton==V` in a temporary folder that is renamed into place only when the install
+//! worked, so an interrupted install leaves nothing half-made.
+//!
+//! Progress is reported through a callback; this module never prints.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde::{Deserialize, Serialize};
+
+/// The Triton version tilefit uses when neither the command nor the spec names one.
+pub const DEFAULT_TRITON_VERSION: &str = "3.7.1";
+
+/// Reads versions without importing triton (fast; the worker's handshake proves the import).
+const QUERY: &str = r#"
+import json, platform, sys
+try:
+    from importlib.metadata import version
+    triton = version("triton")
+except Exception as error:
+    triton = None
+print(json.dumps({"python": platform.python_version(), "triton": triton, "executable": sys.executable}))
+"#;
+
+/// A Python interpreter with Triton, ready for workers.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Toolchain {
+    /// The interpreter.
+    pub python: PathBuf,
+    /// `3.11.7`.
+    pub python_version: String,
+    /// `3.7.1`.
+    pub triton_version: String,
+    /// How it was chosen.
+    pub origin: Origin,
+}
+
+/// Where a toolchain came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Origin {
+    /// `--python` or `TILEFIT_PYTHON`.
+    UserPython,
+    /// A managed environment under the cache directory.
+    Managed,
+}
+
+/// Why no toolchain could be had.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolchainError {
+    /// The interpreter could not be run.
+    #[error("cannot run `{python}`: {reason}")]
+    NoPython {
+        /// The interpreter path or name.
+        python: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The interpreter runs but has no triton.
+    #[error("`{python}` (Python {python_version}) has no triton package")]
+    NoTriton {
+        /// The interpreter.
+        python: String,
+        /// Its version.
+        python_version: String,
+    },
+    /// The interpreter's answer was unreadable.
+    #[error("`{python}` did not answer tilefit's version query: {detail}")]
+    QueryFailed {
+        /// The interpreter.
+        python: String,
+        /// What it printed.
+        detail: String,
+    },
+    /// `python3 -m venv` failed.
+    #[error("creating a virtual environment with `{python}` failed: {detail}")]
+    VenvFailed {
+        /// The base interpreter.
+        python: String,
+        /// The tail of its output.
+        detail: String,
+    },
+    /// `pip install triton==V` failed.
+    #[error("installing triton=={version} failed: {detail}")]
+    InstallFailed {
+        /// The version asked for.
+        version: String,
+        /// The tail of pip's output.
+        detail: String,
+    },
+    /// Filesystem trouble in the cache directory.
+    #[error("cannot use the toolchain folder `{path}`: {reason}")]
+    Folder {
+        /// The folder.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+}
+
+impl ToolchainError {
+    /// What to do next.
+    pub fn hint(&self) -> String {
+        match self {
+            ToolchainError::NoPython { .. } => "install Python 3.10 or newer (python3 on PATH), or pass `--python PATH` / set `TILEFIT_PYTHON` to an interpreter that has triton".to_owned(),
+            ToolchainError::NoTriton { python, .. } => format!("`{python} -m pip install triton`, or drop `--python`/`TILEFIT_PYTHON` and let tilefit manage a Triton environment"),
+            ToolchainError::QueryFailed { .. } => "check that the interpreter starts: run it by hand".to_owned(),
+            ToolchainError::VenvFailed { .. } => "the venv module is missing: on Debian and Ubuntu `apt-get install python3-venv`; or pass `--python` with an interpreter that has triton".to_owned(),
+            ToolchainError::InstallFailed { detail, version } => {
+                if detail.contains("No matching distribution") || detail.contains("Could not find a version") {
+                    format!("PyPI has no triton=={version} for this platform and Python; `pip index versions triton` lists what there is")
+                } else {
+                    "is the package registry (PyPI) reachable? Behind a proxy set HTTPS_PROXY or PIP_INDEX_URL; offline, pass `--python` with an interpreter that has triton".to_owned()
+                }
+            }
+            ToolchainError::Folder { .. } => "set `TILEFIT_CACHE_DIR` to a writable folder".to_owned(),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct QueryReply {
+    python: String,
+    triton: Option<String>,
+}
+
+/// Ask an interpreter for its Python and Triton versions.
+pub fn query(python: &Path) -> Result<(String, Option<String>), ToolchainError> {
+    let shown = python.display().to_string();
+    let output = Command::new(python)
+        .args(["-I", "-B", "-c", QUERY])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ToolchainError::NoPython {
+            python: shown.clone(),
+            reason: e.to_string(),
+        })?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let reply: QueryReply = stdout
+        .lines()
+        .last()
+        .and_then(|line| serde_json::from_str(line).ok())
+        .ok_or_else(|| ToolchainError::QueryFailed {
+            python: shown,
+            detail: tail(
+                &format!("{stdout}{}", String::from_utf8_lossy(&output.stderr)),
+                400,
+            ),
+        })?;
+    Ok((reply.python, reply.triton))
+}
+
+/// Use an interpreter the user named.
+pub fn from_python(python: &Path) -> Result<Toolchain, ToolchainError> {
+    let (python_version, triton) = query(python)?;
+    let triton_version = triton.ok_or_else(|| ToolchainError::NoTriton {
+        python: python.display().to_string(),
+        python_version: python_version.clone(),
+    })?;
+    Ok(Toolchain {
+        python: python.to_path_buf(),
+        python_version,
+        triton_version,
+        origin: Origin::UserPython,
+    })
+}
+
+/// The folder of managed toolchains.
+pub fn toolchains_dir(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("toolchains")
+}
+
+fn managed_dir(cache_dir: &Path, version: &str) -> PathBuf {
+    toolchains_dir(cache_dir).join(format!("triton-{version}"))
+}
+
+fn venv_python(venv: &Path) -> PathBuf {
+    if cfg!(windows) {
+        venv.join("Scripts").join("python.exe")
+    } else {
+        venv.join("bin").join("python")
+    }
+}
+
+/// The managed toolchain for a version, if it is installed and answers.
+pub fn managed(cache_dir: &Path, version: &str) -> Option<Toolchain> {
+    let python = venv_python(&managed_dir(cache_dir, version));
+    if !python.exists() {
+        return None;
+    }
+    let (python_version, triton) = query(&python).ok()?;
+    (triton.as_deref() == Some(version)).then(|| Toolchain {
+        python,
+        python_version,
+        triton_version: version.to_owned(),
+        origin: Origin::Managed,
+    })
+}
+
+/// Every managed toolchain present.
+pub fn list_managed(cache_dir: &Path) -> Vec<Toolchain> {
+    let Ok(entries) = std::fs::read_dir(toolchains_dir(cache_dir)) else {
+        return Vec::new();
+    };
+    let mut found: Vec<Toolchain> = entries
+        .filter_map(Result::ok)
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("triton-")
+                .and_then(|version| managed(cache_dir, version))
+        })
+        .collect();
+    found.sort_by(|a, b| a.triton_version.cmp(&b.triton_version));
+    found
+}
+
+/// Make sure the managed toolchain for `version` exists, installing it if needed. Each line of
+/// progress (pip's output) goes to `progress`.
+pub fn ensure_managed(
+    cache_dir: &Path,
+    version: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Toolchain, ToolchainError> {
+    if let Some(toolchain) = managed(cache_dir, version) {
+        return Ok(toolchain);
+    }
+    let root = toolchains_dir(cache_dir);
+    let folder_error = |path: &Path, e: std::io::Error| ToolchainError::Folder {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    std::fs::create_dir_all(&root).map_err(|e| folder_error(&root, e))?;
+    let staging = root.join(format!(".staging-triton-{version}-{}", std::process::id()));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(|e| folder_error(&staging, e))?;
+    }
+    let result = install_into(&staging, version, progress);
+    if let Err(error) = result {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(error);
+    }
+    let final_dir = managed_dir(cache_dir, version);
+    if final_dir.exists() {
+        // A broken leftover (it did not answer above) or a concurrent install that won: keep a
+        // working one.
+        if managed(cache_dir, version).is_some() {
+            let _ = std::fs::remove_dir_all(&staging);
+            return managed(cache_dir, version)
+                .ok_or_else(|| folder_error(&final_dir, std::io::Error::other("vanished")));
+        }
+        std::fs::remove_dir_all(&final_dir).map_err(|e| folder_error(&final_dir, e))?;
+    }
+    std::fs::rename(&staging, &final_dir).map_err(|e| folder_error(&final_dir, e))?;
+    managed(cache_dir, version).ok_or_else(|| ToolchainError::InstallFailed {
+        version: version.to_owned(),
+        detail: "the installed environment does not report the expected triton version".to_owned(),
+    })
+}
+
+fn bootstrap_python() -> PathBuf {
+    std::env::var_os("TILEFIT_BOOTSTRAP_PYTHON")
+        .map_or_else(|| PathBuf::from("python3"), PathBuf::from)
+}
+
+fn install_into(
+    staging: &Path,
+    version: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(), ToolchainError> {
+    let base = bootstrap_python();
+    progress(&format!(
+        "creating a virtual environment with {}",
+        base.display()
+    ));
+    let output = Command::new(&base)
+        .args(["-m", "venv"])
+        .arg(staging)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| ToolchainError::NoPython {
+            python: base.display().to_string(),
+            reason: e.to_string(),
+        })?;
+    if !output.status.success() {
+        return Err(ToolchainError::VenvFailed {
+            python: base.display().to_string(),
+            detail: tail(&String::from_utf8_lossy(&output.stderr), 600),
+        });
+    }
+    progress(&format!("pip install triton=={version}"));
+    let mut child = Command::new(venv_python(staging))
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--disable-pip-version-check",
+            "--progress-bar",
+            "off",
+        ])
+        .arg(format!("triton=={version}"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| ToolchainError::VenvFailed {
+            python: base.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    let stderr = child.stderr.take().expect("piped");
+    let stderr_reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        text
+    });
+    let mut log = String::new();
+    for line in BufReader::new(child.stdout.take().expect("piped"))
+        .lines()
+        .map_while(Result::ok)
+    {
+        progress(&line);
+        log.push_str(&line);
+        log.push('\n');
+    }
+    let status = child.wait().map_err(|e| ToolchainError::InstallFailed {
+        version: version.to_owned(),
+        detail: e.to_string(),
+    })?;
+    let errors = stderr_reader.join().unwrap_or_default();
+    if !status.success() {
+        return Err(ToolchainError::InstallFailed {
+            version: version.to_owned(),
+            detail: tail(&format!("{log}{errors}"), 800),
+        });
+    }
+    Ok(())
+}
+
+/// The last `max` characters of a text, on a char boundary.
+pub fn tail(text: &str, max: usize) -> String {
+    let trimmed = text.trim_end();
+    if trimmed.len() <= max {
+        return trimmed.to_owned();
+    }
+    let mut start = trimmed.len() - max;
+    while !trimmed.is_char_boundary(start) {
+        start += 1;
+    }
+    format!("...{}", &trimmed[start..])
+}
+
+/// tilefit's cache directory: `TILEFIT_CACHE_DIR`, else `$XDG_CACHE_HOME/tilefit`, else
+/// `~/.cache/tilefit`.
+pub fn default_cache_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("TILEFIT_CACHE_DIR") {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("tilefit");
+    }
+    std::env::var_os("HOME").map_or_else(
+        || std::env::temp_dir().join("tilefit-cache"),
+        |home| PathBuf::from(home).join(".cache").join("tilefit"),
+    )
+}

@@ -1,0 +1,100 @@
+//! N workers pulling jobs from one queue. A worker that faults is dropped (killed) and a fresh one
+//! is started for the next job; only the job it was running is reported as failed. Results come
+//! back through a callback on the caller's thread, in completion order, so the caller can record
+//! each one (cache, progress) as soon as it exists.
+
+use std::collections::VecDeque;
+use std::sync::Mutex;
+use std::sync::mpsc;
+use std::time::Duration;
+
+use super::Reply;
+use super::process::{Worker, WorkerCommand, WorkerFault};
+
+/// A pool of compile workers.
+pub struct Pool {
+    command: WorkerCommand,
+    size: usize,
+    job_timeout: Duration,
+    idle: Mutex<Vec<Worker>>,
+}
+
+impl Pool {
+    /// A pool of `size` workers (at least one) started with `command`.
+    pub fn new(command: WorkerCommand, size: usize, job_timeout: Duration) -> Pool {
+        Pool {
+            command,
+            size: size.max(1),
+            job_timeout,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Start one worker now, so a broken toolchain fails the run before any job, and keep it
+    /// for the jobs.
+    pub fn warm_up(&self) -> Result<super::Hello, WorkerFault> {
+        let worker = Worker::spawn(&self.command)?;
+        let hello = worker.hello().clone();
+        self.idle.lock().expect("pool lock").push(worker);
+        Ok(hello)
+    }
+
+    /// Send one request on any worker, outside a batch.
+    pub fn request(&self, request: serde_json::Value) -> Result<Reply, WorkerFault> {
+        let mut worker = match self.idle.lock().expect("pool lock").pop() {
+            Some(worker) => worker,
+            None => Worker::spawn(&self.command)?,
+        };
+        let reply = worker.request(request, self.job_timeout)?;
+        self.idle.lock().expect("pool lock").push(worker);
+        Ok(reply)
+    }
+
+    /// Run every request; `on_done(index, result)` is called once per request on this thread.
+    pub fn run(
+        &self,
+        requests: Vec<serde_json::Value>,
+        mut on_done: impl FnMut(usize, Result<Reply, WorkerFault>),
+    ) {
+        let total = requests.len();
+        let queue: Mutex<VecDeque<(usize, serde_json::Value)>> =
+            Mutex::new(requests.into_iter().enumerate().collect());
+        let (sender, receiver) = mpsc::channel();
+        std::thread::scope(|scope| {
+            for _ in 0..self.size.min(total) {
+                let sender = sender.clone();
+                let queue = &queue;
+                scope.spawn(move || {
+                    let mut worker: Option<Worker> = self.idle.lock().expect("pool lock").pop();
+                    loop {
+                        let Some((index, request)) = queue.lock().expect("queue lock").pop_front()
+                        else {
+                            break;
+                        };
+                        let result = match worker.take() {
+                            Some(w) => Ok(w),
+                            None => Worker::spawn(&self.command),
+                        }
+                        .and_then(|mut w| {
+                            let reply = w.request(request, self.job_timeout);
+                            if reply.is_ok() {
+                                worker = Some(w);
+                            }
+                            reply
+                        });
+                        if sender.send((index, result)).is_err() {
+                            break;
+                        }
+                    }
+                    if let Some(w) = worker {
+                        self.idle.lock().expect("pool lock").push(w);
+                    }
+                });
+            }
+            drop(sender);
+            for (index, result) in receiver {
+                on_done(index, result);
+            }
+        });
+    }
+}

@@ -1,0 +1,337 @@
+//! One worker process: spawn, handshake, one request at a time with a timeout, and the faults
+//! a child can have (it dies, hangs, or writes something that is not a protocol line). Stdout is
+//! read on a thread into a channel so a timeout can be enforced; stderr is drained on another
+//! thread into a bounded tail that is attached to faults, so a flood of stderr never blocks the
+//! child and never fills memory.
+
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use super::{Hello, PROTOCOL_VERSION, Reply};
+
+/// How much of a worker's stderr is kept for error reports.
+const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// How to start a worker.
+#[derive(Debug, Clone)]
+pub struct WorkerCommand {
+    /// The interpreter.
+    pub program: PathBuf,
+    /// Its arguments (the script comes last).
+    pub args: Vec<OsString>,
+    /// Extra environment (a private `TRITON_CACHE_DIR`).
+    pub env: Vec<(OsString, OsString)>,
+    /// How long start-up and the handshake may take (importing Triton takes seconds).
+    pub startup_timeout: Duration,
+}
+
+impl WorkerCommand {
+    /// Run the embedded worker script with `python -I -B -u -c SCRIPT`.
+    pub fn embedded(python: PathBuf, triton_cache: PathBuf) -> WorkerCommand {
+        WorkerCommand {
+            program: python,
+            args: vec![
+                "-I".into(),
+                "-B".into(),
+                "-u".into(),
+                "-c".into(),
+                super::WORKER_SCRIPT.into(),
+            ],
+            env: vec![("TRITON_CACHE_DIR".into(), triton_cache.into_os_string())],
+            startup_timeout: Duration::from_secs(120),
+        }
+    }
+
+    /// Run a script file instead of the embedded one (fault injection in tests).
+    pub fn script(python: PathBuf, script: PathBuf, triton_cache: PathBuf) -> WorkerCommand {
+        let mut command = WorkerCommand::embedded(python, triton_cache);
+        command.args = vec![
+            "-I".into(),
+            "-B".into(),
+            "-u".into(),
+            script.into_os_string(),
+        ];
+        command
+    }
+}
+
+/// What can go wrong with a worker. Each carries the tail of its stderr.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkerFault {
+    /// The process could not be started.
+    #[error("the worker could not start: {0}")]
+    Spawn(String),
+    /// It exited (or closed stdout) before answering.
+    #[error("the worker died ({status})")]
+    Crashed {
+        /// Exit status or signal.
+        status: String,
+        /// Its last stderr.
+        stderr: String,
+    },
+    /// It did not answer in time and was killed.
+    #[error("the worker did not answer within {seconds} s and was killed")]
+    TimedOut {
+        /// The timeout.
+        seconds: u64,
+        /// Its last stderr.
+        stderr: String,
+    },
+    /// It wrote a line that is not a protocol message.
+    #[error("the worker wrote a line that is not a protocol message: {line}")]
+    Garbled {
+        /// The line, shortened.
+        line: String,
+        /// Its last stderr.
+        stderr: String,
+    },
+    /// The handshake named another protocol.
+    #[error("the worker speaks protocol {found}, tilefit speaks {expected}")]
+    Protocol {
+        /// What the worker said.
+        found: u32,
+        /// What we speak.
+        expected: u32,
+    },
+    /// Triton does not import in this interpreter.
+    #[error("triton does not import: {0}")]
+    TritonImport(String),
+}
+
+impl WorkerFault {
+    /// The stderr tail, if the fault carries one.
+    pub fn stderr(&self) -> &str {
+        match self {
+            WorkerFault::Crashed { stderr, .. }
+            | WorkerFault::TimedOut { stderr, .. }
+            | WorkerFault::Garbled { stderr, .. } => stderr,
+            _ => "",
+        }
+    }
+}
+
+/// A running worker.
+pub struct Worker {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<Option<String>>,
+    stderr_tail: Arc<Mutex<String>>,
+    hello: Hello,
+    next_id: u64,
+}
+
+impl Worker {
+    /// Start a worker and read its handshake.
+    pub fn spawn(command: &WorkerCommand) -> Result<Worker, WorkerFault> {
+        let mut child = Command::new(&command.program)
+            .args(&command.args)
+            .envs(command.env.iter().map(|(k, v)| (k, v)))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| WorkerFault::Spawn(format!("`{}`: {e}", command.program.display())))?;
+        let stdin = child.stdin.take().expect("piped");
+        let stdout = child.stdout.take().expect("piped");
+        let stderr = child.stderr.take().expect("piped");
+
+        let (sender, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                match line {
+                    Ok(line) => {
+                        if sender.send(Some(line)).is_err() {
+                            return;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+            let _ = sender.send(None);
+        });
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        let tail = Arc::clone(&stderr_tail);
+        std::thread::spawn(move || drain_stderr(stderr, &tail));
+
+        let mut worker = Worker {
+            child,
+            stdin,
+            lines,
+            stderr_tail,
+            hello: Hello {
+                protocol: 0,
+                python: String::new(),
+                triton: None,
+                backends: Vec::new(),
+                import_error: None,
+                pid: 0,
+            },
+            next_id: 0,
+        };
+        let line = worker.read_line(command.startup_timeout)?;
+        let hello: Hello = serde_json::from_str(&line).map_err(|_| WorkerFault::Garbled {
+            line: shorten(&line),
+            stderr: worker.stderr(),
+        })?;
+        if hello.protocol != PROTOCOL_VERSION {
+            return Err(WorkerFault::Protocol {
+                found: hello.protocol,
+                expected: PROTOCOL_VERSION,
+            });
+        }
+        if let Some(error) = &hello.import_error {
+            return Err(WorkerFault::TritonImport(error.clone()));
+        }
+        worker.hello = hello;
+        Ok(worker)
+    }
+
+    /// The handshake.
+    pub fn hello(&self) -> &Hello {
+        &self.hello
+    }
+
+    /// Send one request (a JSON object; `id` is set here) and wait for its reply.
+    pub fn request(
+        &mut self,
+        mut request: serde_json::Value,
+        timeout: Duration,
+    ) -> Result<Reply, WorkerFault> {
+        self.next_id += 1;
+        let id = self.next_id;
+        request["id"] = serde_json::Value::from(id);
+        let mut line = serde_json::to_string(&request).expect("requests serialize");
+        line.push('\n');
+        if self
+            .stdin
+            .write_all(line.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .is_err()
+        {
+            return Err(self.crashed());
+        }
+        let answer = self.read_line(timeout)?;
+        match serde_json::from_str::<Reply>(&answer) {
+            Ok(reply) if reply.id == id => Ok(reply),
+            _ => Err(WorkerFault::Garbled {
+                line: shorten(&answer),
+                stderr: self.stderr(),
+            }),
+        }
+    }
+
+    fn read_line(&mut self, timeout: Duration) -> Result<String, WorkerFault> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(Some(line)) => Ok(line),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => Err(self.crashed()),
+            Err(RecvTimeoutError::Timeout) => {
+                self.kill();
+                Err(WorkerFault::TimedOut {
+                    seconds: timeout.as_secs(),
+                    stderr: self.stderr(),
+                })
+            }
+        }
+    }
+
+    fn crashed(&mut self) -> WorkerFault {
+        // Stdout closed: the process is exiting; give it a moment to be reaped.
+        let mut status = None;
+        for _ in 0..50 {
+            if let Ok(Some(s)) = self.child.try_wait() {
+                status = Some(s);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let status = status.map_or_else(
+            || {
+                self.kill();
+                "closed its output".to_owned()
+            },
+            describe_status,
+        );
+        // Let the stderr thread catch the last words.
+        std::thread::sleep(Duration::from_millis(50));
+        WorkerFault::Crashed {
+            status,
+            stderr: self.stderr(),
+        }
+    }
+
+    fn stderr(&self) -> String {
+        self.stderr_tail
+            .lock()
+            .map(|t| t.clone())
+            .unwrap_or_default()
+    }
+
+    /// Kill the process and reap it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn drain_stderr(mut stderr: impl Read, tail: &Mutex<String>) {
+    let mut buffer = [0_u8; 8192];
+    loop {
+        match stderr.read(&mut buffer) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => {
+                let Ok(mut kept) = tail.lock() else { return };
+                kept.push_str(&String::from_utf8_lossy(&buffer[..n]));
+                if kept.len() > 2 * STDERR_TAIL_BYTES {
+                    let mut cut = kept.len() - STDERR_TAIL_BYTES;
+                    while !kept.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    kept.drain(..cut);
+                }
+            }
+        }
+    }
+}
+
+fn describe_status(status: std::process::ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(signal) = status.signal() {
+            let name = match signal {
+                6 => " (SIGABRT)",
+                9 => " (SIGKILL)",
+                11 => " (SIGSEGV)",
+                15 => " (SIGTERM)",
+                _ => "",
+            };
+            return format!("killed by signal {signal}{name}");
+        }
+    }
+    status
+        .code()
+        .map_or_else(|| status.to_string(), |code| format!("exit code {code}"))
+}
+
+fn shorten(line: &str) -> String {
+    let mut end = line.len().min(200);
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end < line.len() {
+        format!("{}... ({} bytes)", &line[..end], line.len())
+    } else {
+        line.to_owned()
+    }
+}

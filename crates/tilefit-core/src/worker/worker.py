@@ -1,0 +1,279 @@
+"""tilefit's compile worker: JSON lines in on stdin, JSON lines out on stdout.
+
+Embedded in the tilefit binary and run as `python -I -B -u -c <this file>`. The first line it writes
+is a handshake; then one reply per request, in order. Only protocol lines go to stdout: file
+descriptor 1 is pointed at stderr at start-up, so prints from kernels, Triton or its C++ code can
+never corrupt the protocol.
+
+A compile reproduces what Triton's JIT does at a real launch: the kernel's own binder
+(`create_function_from_signature`, Triton's specialization code) runs on stand-in arguments built
+from the spec's example values (pointers 16-byte aligned unless the spec says otherwise), then
+`JITFunction._pack_args` turns the binding into signature, constexprs and attributes, and
+`triton.compile(ASTSource(...), target=GPUTarget(...))` compiles for the requested target. The
+shared-memory size is `metadata.shared`, the number Triton compares with the device's budget.
+"""
+
+import hashlib
+import importlib.util
+import json
+import os
+import platform
+import sys
+import time
+import traceback
+import types
+
+PROTOCOL = 1
+
+
+def _claim_stdout():
+    """Keep a private handle on the real stdout for protocol lines; send fd 1 to stderr."""
+    protocol_fd = os.dup(1)
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return os.fdopen(protocol_fd, "w", buffering=1, encoding="utf-8")
+
+
+PROTOCOL_OUT = _claim_stdout()
+
+
+def send(message):
+    PROTOCOL_OUT.write(json.dumps(message, separators=(",", ":")) + "\n")
+    PROTOCOL_OUT.flush()
+
+
+def _torch_stand_in():
+    """Triton's HIP backend imports torch only to test `isinstance(arg, torch.Tensor)` while
+    specializing pointers; a CPU machine without torch gets an empty stand-in for that check."""
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        stand_in = types.ModuleType("torch")
+        stand_in.__doc__ = "tilefit stand-in: torch is not installed in this environment"
+        stand_in.Tensor = type("Tensor", (), {})
+        sys.modules["torch"] = stand_in
+
+
+try:
+    import triton
+    import triton.language as tl
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource, make_backend
+    from triton.runtime.jit import JITFunction, create_function_from_signature
+
+    IMPORT_ERROR = None
+except Exception as error:  # the handshake reports it; every job then fails with it
+    IMPORT_ERROR = "".join(traceback.format_exception_only(type(error), error)).strip()
+
+
+class StandInTensor:
+    """What Triton's specializer reads from a tensor argument: its dtype, its address (for the
+    16-byte alignment test) and, on AMD, its pointer range."""
+
+    def __init__(self, dtype, aligned):
+        self.dtype = dtype
+        self._address = 0 if aligned else 8
+
+    def data_ptr(self):
+        return self._address
+
+    @staticmethod
+    def ptr_range():
+        return 0
+
+
+class JobError(Exception):
+    def __init__(self, kind, message, detail=""):
+        super().__init__(message)
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+_modules = {}
+
+
+def load_function(path, name):
+    stat = os.stat(path)
+    key = (path, stat.st_mtime_ns, stat.st_size)
+    module = _modules.get(key)
+    if module is None:
+        directory = os.path.dirname(path)
+        if directory not in sys.path:
+            sys.path.insert(0, directory)
+        module_name = "tilefit_kernel_" + hashlib.sha256(path.encode()).hexdigest()[:16]
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except SyntaxError as error:
+            raise JobError("bad-kernel", f"{path}:{error.lineno}: syntax error: {error.msg}")
+        except Exception as error:
+            raise JobError("bad-kernel", f"importing {path} failed: {type(error).__name__}: {error}",
+                           traceback.format_exc())
+        _modules[key] = module
+    fn = getattr(module, name, None)
+    if fn is None:
+        raise JobError("bad-spec", f"{path} has no function `{name}`")
+    autotune_configs = None
+    # Unwrap @triton.autotune / @triton.heuristics down to the JITFunction.
+    while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
+        if autotune_configs is None and hasattr(fn, "configs"):
+            autotune_configs = fn.configs
+        fn = fn.fn
+    if not isinstance(fn, JITFunction):
+        raise JobError("bad-spec", f"`{name}` in {path} is not a @triton.jit function")
+    return fn, autotune_configs
+
+
+def inspect_kernel(request):
+    fn, autotune = load_function(request["kernel_file"], request["function"])
+    params = []
+    for param in fn.params:
+        default = None
+        if param.has_default:
+            default = param.default if isinstance(param.default, (bool, int, float, str, type(None))) else repr(
+                param.default)
+        params.append({
+            "name": param.name,
+            "constexpr": bool(param.is_constexpr),
+            "has_default": bool(param.has_default),
+            "default": default,
+            "do_not_specialize": bool(param.do_not_specialize),
+            "annotation": str(param.annotation) if param.annotation else "",
+        })
+    return {"params": params, "autotuned": autotune is not None}
+
+
+def target_of(spec):
+    if spec["backend"] == "cuda":
+        arch = spec["arch"]
+        if not arch.startswith("sm_"):
+            raise JobError("bad-spec", f"CUDA arch `{arch}` must look like sm_90")
+        return GPUTarget("cuda", int(arch[3:].rstrip("af")), spec["warp_size"])
+    return GPUTarget("hip", spec["arch"], spec["warp_size"])
+
+
+def stand_in_argument(name, arg):
+    kind = arg["type"]
+    if kind.startswith("*"):
+        try:
+            # Triton's own parser of signature strings: "*bf16", "*fp8e4nv", "*i32", "*k..." (const).
+            dtype = tl.str_to_ty(kind, None).element_ty
+        except Exception:
+            raise JobError("bad-spec", f"argument `{name}`: `{kind}` is not a Triton pointer type")
+        return StandInTensor(dtype, arg.get("aligned", True))
+    if "value" not in arg:
+        raise JobError("bad-spec", f"argument `{name}` ({kind}) needs an example value")
+    return arg["value"]
+
+
+def pack(fn, backend, kwargs, bound, specialization, options):
+    if hasattr(fn, "_pack_args"):
+        return fn._pack_args(backend, kwargs, bound, specialization, options)
+    raise JobError("internal", f"Triton {triton.__version__} has no JITFunction._pack_args; "
+                   "tilefit reproduces the JIT's specialization with Triton 3.5 and later")
+
+
+def compile_job(request):
+    fn, _ = load_function(request["kernel_file"], request["function"])
+    target = target_of(request["target"])
+    backend = make_backend(target)
+    started = time.perf_counter()
+    arguments = {name: stand_in_argument(name, arg) for name, arg in request["args"].items()}
+    arguments.update(request["constexprs"])
+    options = dict(request["options"])
+    options.setdefault("debug", bool(getattr(fn, "debug", False)))
+    known = {p.name for p in fn.params}
+    missing = [p.name for p in fn.params if p.name not in arguments and not p.has_default]
+    if missing:
+        raise JobError("bad-spec", "the spec gives no value for " + ", ".join(f"`{m}`" for m in missing))
+    unknown = [name for name in arguments if name not in known]
+    if unknown:
+        raise JobError("bad-spec", "the kernel has no parameter " + ", ".join(f"`{u}`" for u in unknown))
+    binder = create_function_from_signature(fn.signature, fn.params, backend)
+    try:
+        bound, specialization, binder_options = binder(**arguments, **options)
+        packed_options, signature, constexprs, attrs = pack(fn, backend, options, bound, specialization,
+                                                            binder_options)
+    except (KeyError, TypeError, ValueError) as error:
+        raise JobError("bad-spec", f"{type(error).__name__}: {error}".replace('"', "'"))
+    specialized = time.perf_counter()
+    source = ASTSource(fn, signature, constexprs, attrs)
+    kernel = triton.compile(source, target=target, options=packed_options.__dict__)
+    compiled = time.perf_counter()
+    names = [p.name for p in fn.params]
+    divisible = sorted(names[path[0]] for path, attr in attrs.items()
+                       if any(a[0] == "tt.divisibility" for a in attr))
+    constant_ones = sorted(names[path[0]] for path, value in constexprs.items()
+                           if not fn.params[path[0]].is_constexpr and value == 1)
+    metadata = kernel.metadata
+    return {
+        "shared": int(metadata.shared),
+        "num_warps": int(packed_options.num_warps),
+        "num_stages": int(packed_options.num_stages),
+        "tmem_size": getattr(metadata, "tmem_size", None),
+        "signature": {k: v for k, v in signature.items() if v != "constexpr"},
+        "divisible_by_16": divisible,
+        "specialized_to_1": constant_ones,
+        "timings": {"specialize_s": specialized - started, "compile_s": compiled - specialized},
+    }
+
+
+UNSUPPORTED_MARKERS = ("not supported", "unsupported", "is not available on", "requires compute capability")
+
+
+def classify(error):
+    """(kind, first meaningful line, detail) for a compile failure."""
+    detail = traceback.format_exc()
+    cause = error.__cause__ or error.__context__
+    text = str(cause) if cause is not None and type(error).__name__ == "CompilationError" else str(error)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if type(error).__name__ == "CompilationError" and cause is None and lines:
+        # "at 12:4:\n<source>\n^\nValueError(...)": the last line is the error itself.
+        first = lines[-1]
+    else:
+        first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else type(error).__name__)
+    lowered = text.lower()
+    kind = "unsupported-on-target" if any(marker in lowered for marker in UNSUPPORTED_MARKERS) else "compile-error"
+    return kind, first[:500], detail[-4000:]
+
+
+def serve():
+    send({
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "python": platform.python_version(),
+        "triton": None if IMPORT_ERROR else triton.__version__,
+        "backends": [] if IMPORT_ERROR else sorted(triton.backends.backends.keys()),
+        "import_error": IMPORT_ERROR,
+        "pid": os.getpid(),
+    })
+    if IMPORT_ERROR is None:
+        _torch_stand_in()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        reply = {"type": "reply", "id": request.get("id")}
+        try:
+            if IMPORT_ERROR is not None:
+                raise JobError("toolchain", f"triton does not import: {IMPORT_ERROR}")
+            if request.get("type") == "inspect":
+                body = inspect_kernel(request)
+            elif request.get("type") == "compile":
+                body = compile_job(request)
+            else:
+                raise JobError("internal", f"unknown request type {request.get('type')!r}")
+            reply.update({"status": "ok", **body})
+        except JobError as error:
+            reply.update({"status": "error", "error": {"kind": error.kind, "message": error.message,
+                                                       "detail": error.detail}})
+        except Exception as error:
+            kind, message, detail = classify(error)
+            reply.update({"status": "error", "error": {"kind": kind, "message": message, "detail": detail}})
+        send(reply)
+
+
+serve()

@@ -1,0 +1,102 @@
+//! `tilefit toolchain`: list and install the Python + Triton environments probes compile with,
+//! and the shared logic every compiling command uses to pick one.
+
+use anyhow::Context as _;
+use tilefit_core::toolchain::{self, DEFAULT_TRITON_VERSION, Toolchain};
+
+use crate::cli::{PythonArgs, ToolchainAction, ToolchainArgs};
+use crate::exit_codes;
+use crate::failure::hinted;
+use crate::output;
+
+pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
+    let cache_dir = toolchain::default_cache_dir();
+    match &args.action {
+        ToolchainAction::List => {
+            let mut text = format!(
+                "Managed environments in {} (default Triton {DEFAULT_TRITON_VERSION}):\n",
+                toolchain::toolchains_dir(&cache_dir).display()
+            );
+            let managed = toolchain::list_managed(&cache_dir);
+            if managed.is_empty() {
+                text.push_str(
+                    "  none yet; `tilefit toolchain install VERSION` or any probe makes one\n",
+                );
+            }
+            for t in managed {
+                text.push_str(&format!(
+                    "  triton {}  python {}  {}\n",
+                    t.triton_version,
+                    t.python_version,
+                    t.python.display()
+                ));
+            }
+            if let Some(python) = std::env::var_os("TILEFIT_PYTHON") {
+                let python = std::path::PathBuf::from(python);
+                match toolchain::from_python(&python) {
+                    Ok(t) => text.push_str(&format!(
+                        "TILEFIT_PYTHON: {} (python {}, triton {})\n",
+                        python.display(),
+                        t.python_version,
+                        t.triton_version
+                    )),
+                    Err(e) => {
+                        text.push_str(&format!("TILEFIT_PYTHON: {} ({e})\n", python.display()))
+                    }
+                }
+            }
+            output::print(&text)?;
+        }
+        ToolchainAction::Install { version } => {
+            let t = toolchain::ensure_managed(&cache_dir, version, &mut |line| {
+                eprintln!("  {line}");
+            })
+            .map_err(|e| hinted(e.to_string(), e.hint()))?;
+            output::print(&format!(
+                "triton {} with python {} at {}\n",
+                t.triton_version,
+                t.python_version,
+                t.python.display()
+            ))?;
+        }
+    }
+    Ok(exit_codes::OK)
+}
+
+/// The toolchain a compiling command uses: `--python`/`TILEFIT_PYTHON` as given, else the managed
+/// environment for the requested Triton version, installed on first use with progress on stderr.
+pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<Toolchain> {
+    if let Some(python) = &args.python {
+        let t = toolchain::from_python(python).map_err(|e| hinted(e.to_string(), e.hint()))?;
+        let wanted = args.triton.as_deref().or(spec_version);
+        if let Some(wanted) = wanted.filter(|w| *w != t.triton_version) {
+            eprintln!(
+                "tilefit: note: `{}` has triton {}, not the {wanted} asked for; results record {}",
+                python.display(),
+                t.triton_version,
+                t.triton_version
+            );
+        }
+        return Ok(t);
+    }
+    let version = args
+        .triton
+        .as_deref()
+        .or(spec_version)
+        .unwrap_or(DEFAULT_TRITON_VERSION);
+    let cache_dir = toolchain::default_cache_dir();
+    if let Some(t) = toolchain::managed(&cache_dir, version) {
+        return Ok(t);
+    }
+    eprintln!(
+        "tilefit: installing triton=={version} into {} (once per version)",
+        toolchain::toolchains_dir(&cache_dir).display()
+    );
+    toolchain::ensure_managed(&cache_dir, version, &mut |line| {
+        if !line.starts_with("  ") {
+            eprintln!("  {line}");
+        }
+    })
+    .map_err(|e| hinted(e.to_string(), e.hint()))
+    .context("provisioning the Triton toolchain")
+}
