@@ -63,12 +63,11 @@ impl ResultCache {
             .ok()
             .filter(|e| e.key == key && sha256(e.payload.as_bytes()) == e.sha256)
             .and_then(|e| serde_json::from_str::<T>(&e.payload).ok());
-        match valid {
-            Some(value) => Lookup::Hit(value),
-            None => {
-                let _ = std::fs::remove_file(&path);
-                Lookup::Corrupt
-            }
+        if let Some(value) = valid {
+            Lookup::Hit(value)
+        } else {
+            let _ = std::fs::remove_file(&path);
+            Lookup::Corrupt
         }
     }
 

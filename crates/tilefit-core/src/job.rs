@@ -96,16 +96,42 @@ pub fn bind(
     params: &[KernelParam],
     config: &Config,
 ) -> Result<BoundConfig, SpecError> {
-    let shown = spec.path.display().to_string();
-    let error = |field: String, problem: String, fix: String| SpecError::Field {
-        path: shown.clone(),
-        field,
-        problem,
-        fix,
-    };
-    let param = |name: &str| params.iter().find(|p| p.name == name);
-    let closest = |name: &str| -> String {
-        let best = params
+    let binder = Binder { spec, params };
+    let args = binder.args(config)?;
+    let mut constexprs = binder.constexprs()?;
+    let options = binder.axes(config, &args, &mut constexprs)?;
+    binder.nothing_missing(&args, &constexprs)?;
+    Ok(BoundConfig {
+        args,
+        constexprs,
+        options,
+    })
+}
+
+/// A spec checked against one kernel's parameter list.
+struct Binder<'a> {
+    spec: &'a ProbeSpec,
+    params: &'a [KernelParam],
+}
+
+impl Binder<'_> {
+    fn error(&self, field: String, problem: String, fix: String) -> SpecError {
+        SpecError::Field {
+            path: self.spec.path.display().to_string(),
+            field,
+            problem,
+            fix,
+        }
+    }
+
+    fn param(&self, name: &str) -> Option<&KernelParam> {
+        self.params.iter().find(|p| p.name == name)
+    }
+
+    /// "did you mean `X`?" for a near miss, else the parameter list.
+    fn closest(&self, name: &str) -> String {
+        let best = self
+            .params
             .iter()
             .map(|p| {
                 (
@@ -119,175 +145,189 @@ pub fn bind(
             Some((_, name)) => format!("did you mean `{name}`?"),
             None => format!(
                 "the kernel's parameters are {}",
-                params
+                self.params
                     .iter()
                     .map(|p| format!("`{}`", p.name))
                     .collect::<Vec<_>>()
                     .join(", ")
             ),
         }
-    };
-
-    let mut args = BTreeMap::new();
-    for (name, template) in &spec.args {
-        match param(name) {
-            None => {
-                return Err(error(
-                    format!("[args].{name}"),
-                    format!("is not a parameter of `{}`", spec.function),
-                    closest(name),
-                ));
-            }
-            Some(p) if p.constexpr => {
-                return Err(error(
-                    format!("[args].{name}"),
-                    "is a tl.constexpr parameter".to_owned(),
-                    format!("move it to [constexprs]: `{name} = ...`"),
-                ));
-            }
-            Some(_) => {}
-        }
-        let ty = spec::fill_placeholders(&template.type_template, config);
-        if let Err(suggestion) = spec::check_type(&ty) {
-            return Err(error(
-                format!("[args].{name}"),
-                format!(
-                    "becomes the unknown type `{ty}` in the config `{}`",
-                    spec::describe_config(config)
-                ),
-                suggestion.map_or_else(
-                    || format!("Triton types are {}", spec::TRITON_DTYPES.join(", ")),
-                    |s| format!("did you mean `{s}`?"),
-                ),
-            ));
-        }
-        let swept = config
-            .iter()
-            .find(|(axis, _)| axis == name)
-            .map(|(_, v)| v.clone());
-        let value = swept
-            .or_else(|| template.value.clone())
-            .or_else(|| default_value(&ty));
-        args.insert(
-            name.clone(),
-            JobArg {
-                ty,
-                value,
-                aligned: template.aligned,
-            },
-        );
     }
 
-    let placeholders: Vec<&str> = spec
-        .args
-        .iter()
-        .flat_map(|(_, t)| {
-            t.type_template
-                .match_indices('{')
-                .map(move |(i, _)| &t.type_template[i + 1..])
-        })
-        .filter_map(|rest| rest.split_once('}').map(|(name, _)| name))
-        .collect();
+    fn not_a_param(&self, field: String, name: &str) -> SpecError {
+        self.error(
+            field,
+            format!("is not a parameter of `{}`", self.spec.function),
+            self.closest(name),
+        )
+    }
 
-    let mut constexprs = BTreeMap::new();
-    for (name, value) in &spec.constexprs {
-        match param(name) {
-            Some(p) if p.constexpr => {
-                constexprs.insert(name.clone(), value.clone());
+    /// [args]: non-constexpr parameters, types with placeholders filled from the config.
+    fn args(&self, config: &Config) -> Result<BTreeMap<String, JobArg>, SpecError> {
+        let mut args = BTreeMap::new();
+        for (name, template) in &self.spec.args {
+            match self.param(name) {
+                None => return Err(self.not_a_param(format!("[args].{name}"), name)),
+                Some(p) if p.constexpr => {
+                    return Err(self.error(
+                        format!("[args].{name}"),
+                        "is a tl.constexpr parameter".to_owned(),
+                        format!("move it to [constexprs]: `{name} = ...`"),
+                    ));
+                }
+                Some(_) => {}
             }
-            Some(_) => {
-                return Err(error(
-                    format!("[constexprs].{name}"),
-                    "is not a tl.constexpr parameter".to_owned(),
+            let ty = spec::fill_placeholders(&template.type_template, config);
+            if let Err(suggestion) = spec::check_type(&ty) {
+                return Err(self.error(
+                    format!("[args].{name}"),
                     format!(
-                        "move it to [args] with its type: `{name} = {{ type = \"i32\", value = {value} }}`"
+                        "becomes the unknown type `{ty}` in the config `{}`",
+                        spec::describe_config(config)
+                    ),
+                    suggestion.map_or_else(
+                        || format!("Triton types are {}", spec::TRITON_DTYPES.join(", ")),
+                        |s| format!("did you mean `{s}`?"),
                     ),
                 ));
             }
-            None if OPTION_AXES.contains(&name.as_str()) => {
-                return Err(error(
-                    format!("[constexprs].{name}"),
-                    "is a compile option, not a kernel parameter".to_owned(),
-                    format!("move it to [options] or [sweep]: `{name} = {value}`"),
-                ));
-            }
-            None => {
-                return Err(error(
-                    format!("[constexprs].{name}"),
-                    format!("is not a parameter of `{}`", spec.function),
-                    closest(name),
-                ));
-            }
+            let swept = config
+                .iter()
+                .find(|(axis, _)| axis == name)
+                .map(|(_, v)| v.clone());
+            let value = swept
+                .or_else(|| template.value.clone())
+                .or_else(|| default_value(&ty));
+            args.insert(
+                name.clone(),
+                JobArg {
+                    ty,
+                    value,
+                    aligned: template.aligned,
+                },
+            );
         }
+        Ok(args)
     }
 
-    let mut options: BTreeMap<String, Value> = spec.options.iter().cloned().collect();
-    for (name, _) in &spec.options {
-        if let Some(p) = param(name) {
-            return Err(error(
-                format!("[options].{name}"),
-                format!(
-                    "is a parameter of `{}`, not a compile option",
-                    spec.function
-                ),
-                if p.constexpr {
-                    "move it to [constexprs]".to_owned()
-                } else {
-                    "move it to [args]".to_owned()
-                },
-            ));
-        }
-    }
-    for (name, value) in config {
-        if placeholders.contains(&name.as_str()) {
-            continue;
-        }
-        match param(name) {
-            Some(p) if p.constexpr => {
-                constexprs.insert(name.clone(), value.clone());
+    /// [constexprs]: constexpr parameters only.
+    fn constexprs(&self) -> Result<BTreeMap<String, Value>, SpecError> {
+        let mut constexprs = BTreeMap::new();
+        for (name, value) in &self.spec.constexprs {
+            let field = format!("[constexprs].{name}");
+            match self.param(name) {
+                Some(p) if p.constexpr => {
+                    constexprs.insert(name.clone(), value.clone());
+                }
+                Some(_) => {
+                    return Err(self.error(
+                        field,
+                        "is not a tl.constexpr parameter".to_owned(),
+                        format!(
+                            "move it to [args] with its type: `{name} = {{ type = \"i32\", value = {value} }}`"
+                        ),
+                    ));
+                }
+                None if OPTION_AXES.contains(&name.as_str()) => {
+                    return Err(self.error(
+                        field,
+                        "is a compile option, not a kernel parameter".to_owned(),
+                        format!("move it to [options] or [sweep]: `{name} = {value}`"),
+                    ));
+                }
+                None => return Err(self.not_a_param(field, name)),
             }
-            Some(_) => {
-                if !args.contains_key(name) {
-                    return Err(error(
+        }
+        Ok(constexprs)
+    }
+
+    /// [options] and the sweep axes: each axis is a placeholder, a constexpr, a swept argument
+    /// value or a compile option. Returns the options.
+    fn axes(
+        &self,
+        config: &Config,
+        args: &BTreeMap<String, JobArg>,
+        constexprs: &mut BTreeMap<String, Value>,
+    ) -> Result<BTreeMap<String, Value>, SpecError> {
+        for (name, _) in &self.spec.options {
+            if let Some(p) = self.param(name) {
+                return Err(self.error(
+                    format!("[options].{name}"),
+                    format!(
+                        "is a parameter of `{}`, not a compile option",
+                        self.spec.function
+                    ),
+                    if p.constexpr {
+                        "move it to [constexprs]"
+                    } else {
+                        "move it to [args]"
+                    }
+                    .to_owned(),
+                ));
+            }
+        }
+        let placeholders = self.spec.placeholders();
+        let mut options: BTreeMap<String, Value> = self.spec.options.iter().cloned().collect();
+        for (name, value) in config {
+            if placeholders.contains(name) {
+                continue;
+            }
+            match self.param(name) {
+                Some(p) if p.constexpr => {
+                    constexprs.insert(name.clone(), value.clone());
+                }
+                Some(_) if args.contains_key(name) => {}
+                Some(_) => {
+                    return Err(self.error(
                         format!("[sweep].{name}"),
                         "sweeps a non-constexpr argument that [args] does not type".to_owned(),
                         format!("add `{name} = \"i32\"` (its Triton type) to [args]"),
                     ));
                 }
-            }
-            None => {
-                if !OPTION_AXES.contains(&name.as_str()) {
-                    let suggestion = closest(name);
-                    if suggestion.starts_with("did you mean") {
-                        return Err(error(
+                None => {
+                    let suggestion = self.closest(name);
+                    if !OPTION_AXES.contains(&name.as_str())
+                        && suggestion.starts_with("did you mean")
+                    {
+                        return Err(self.error(
                             format!("[sweep].{name}"),
                             format!(
                                 "is neither a parameter of `{}` nor a compile option",
-                                spec.function
+                                self.spec.function
                             ),
                             suggestion,
                         ));
                     }
+                    options.insert(name.clone(), value.clone());
                 }
-                options.insert(name.clone(), value.clone());
             }
         }
+        Ok(options)
     }
 
-    let missing: Vec<&str> = params
-        .iter()
-        .filter(|p| {
-            !p.has_default && !args.contains_key(&p.name) && !constexprs.contains_key(&p.name)
-        })
-        .map(|p| p.name.as_str())
-        .collect();
-    if let Some(first) = missing.first() {
-        let section = if param(first).is_some_and(|p| p.constexpr) {
+    /// Every parameter without a default has a value.
+    fn nothing_missing(
+        &self,
+        args: &BTreeMap<String, JobArg>,
+        constexprs: &BTreeMap<String, Value>,
+    ) -> Result<(), SpecError> {
+        let missing: Vec<&str> = self
+            .params
+            .iter()
+            .filter(|p| {
+                !p.has_default && !args.contains_key(&p.name) && !constexprs.contains_key(&p.name)
+            })
+            .map(|p| p.name.as_str())
+            .collect();
+        let Some(first) = missing.first() else {
+            return Ok(());
+        };
+        let section = if self.param(first).is_some_and(|p| p.constexpr) {
             "constexprs"
         } else {
             "args"
         };
-        return Err(error(
+        Err(self.error(
             format!("[{section}]"),
             format!(
                 "gives no value for the kernel parameter{} {}",
@@ -299,13 +339,8 @@ pub fn bind(
                     .join(", ")
             ),
             format!("add them, e.g. `{first} = ...` under [{section}] (or sweep them in [sweep])"),
-        ));
+        ))
     }
-    Ok(BoundConfig {
-        args,
-        constexprs,
-        options,
-    })
 }
 
 /// Floats and bools are never value-specialized by Triton, so any example does.

@@ -202,9 +202,12 @@ impl CompileOutcome {
         )
     }
 
-    /// Deterministic outcomes are cached; worker faults are not.
+    /// Only what the compiler decided is cached: a size, a compile error, an unsupported target.
+    /// Worker faults and spec errors are not, so a re-run retries them.
     fn cacheable(&self) -> bool {
-        self.status != CompileStatus::Failed
+        self.error
+            .as_ref()
+            .is_none_or(|e| e.kind == "compile-error" || e.kind == "unsupported-on-target")
     }
 }
 
@@ -461,34 +464,12 @@ pub fn probe(
         .map(|config| job::bind(spec, &params, config))
         .collect::<Result<Vec<_>, _>>()?;
 
-    // One job per (config, distinct arch), archs in fleet order.
-    let mut archs: Vec<Target> = Vec::new();
-    for device in targets {
-        if !archs.iter().any(|t| t.arch == device.arch) {
-            archs.push(device.target());
-        }
-    }
-    let mut jobs: Vec<(usize, CompileJob, String)> = Vec::new();
-    for (index, binding) in bound.into_iter().enumerate() {
-        for target in &archs {
-            let job = CompileJob {
-                kernel_file: spec.kernel_file.clone(),
-                function: spec.function.clone(),
-                args: binding.args.clone(),
-                constexprs: binding.constexprs.clone(),
-                options: binding.options.clone(),
-                target: target.clone(),
-            };
-            let key = job::job_key(&job, &context);
-            jobs.push((index, job, key));
-        }
-    }
-
+    let jobs = plan_jobs(spec, bound, targets, &context);
     let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
     let mut recomputed = 0;
     if settings.use_cache {
-        for (slot, (_, _, key)) in outcomes.iter_mut().zip(&jobs) {
-            match cache.get::<CompileOutcome>(key) {
+        for (slot, planned) in outcomes.iter_mut().zip(&jobs) {
+            match cache.get::<CompileOutcome>(&planned.key) {
                 Lookup::Hit(outcome) => *slot = Some((outcome, true)),
                 Lookup::Corrupt => recomputed += 1,
                 Lookup::Miss => {}
@@ -501,43 +482,16 @@ pub fn probe(
         cached: jobs.len() - pending.len(),
         to_compile: pending.len(),
     });
-
-    let mut spec_error: Option<String> = None;
-    if !pending.is_empty() {
-        let requests = pending.iter().map(|&i| jobs[i].1.request()).collect();
-        let mut done = 0;
-        pool.run(requests, |position, result| {
-            let slot = pending[position];
-            let outcome = match &result {
-                Ok(reply) => CompileOutcome::from_reply(reply),
-                Err(fault) => CompileOutcome::from_fault(fault),
-            };
-            if let Some(error) = &outcome.error
-                && (error.kind == "bad-spec" || error.kind == "bad-kernel")
-            {
-                spec_error.get_or_insert_with(|| error.message.clone());
-            }
-            if settings.use_cache
-                && outcome.cacheable()
-                && outcome.error.as_ref().is_none_or(|e| e.kind != "bad-spec")
-            {
-                // A cache that cannot be written only costs the next run time.
-                let _ = cache.put(&jobs[slot].2, &outcome);
-            }
-            done += 1;
-            let (config_index, job, _) = &jobs[slot];
-            on_event(ProbeEvent::Compiled {
-                done,
-                total: pending.len(),
-                label: format!(
-                    "{} {}",
-                    job.target.arch,
-                    describe_config(&configs[*config_index])
-                ),
-            });
-            outcomes[slot] = Some((outcome, false));
-        });
-    }
+    let cache = settings.use_cache.then_some(&cache);
+    let spec_error = compile_pending(
+        &pool,
+        &jobs,
+        &pending,
+        &configs,
+        cache,
+        &mut outcomes,
+        on_event,
+    );
     if let Some(message) = spec_error {
         return Err(ProbeError::Spec(SpecError::Field {
             path: spec.path.display().to_string(),
@@ -547,15 +501,55 @@ pub fn probe(
         }));
     }
 
+    Ok(assemble(
+        spec,
+        targets,
+        toolchain,
+        &configs,
+        &jobs,
+        outcomes,
+        KernelInfo {
+            file: kernel_file,
+            function: spec.function.clone(),
+            source_sha256,
+        },
+        recomputed,
+        started,
+    ))
+}
+
+/// Judge every result against its devices, recommend, count: the report.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one call site; the parts of a finished run"
+)]
+fn assemble(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    configs: &[Config],
+    jobs: &[PlannedJob],
+    outcomes: Vec<Option<(CompileOutcome, bool)>>,
+    kernel: KernelInfo,
+    recomputed: usize,
+    started: Instant,
+) -> ProbeReport {
     let results: Vec<ProbeResult> = jobs
         .iter()
         .zip(outcomes)
-        .map(|((index, job, _), outcome)| {
+        .map(|(planned, outcome)| {
             let (outcome, cached) = outcome.expect("every job has an outcome");
-            result_for(&configs[*index], *index, job, &outcome, cached, targets)
+            result_for(
+                &configs[planned.config_index],
+                planned.config_index,
+                &planned.job,
+                &outcome,
+                cached,
+                targets,
+            )
         })
         .collect();
-    let recommendations = recommend(spec, &configs, &results, targets);
+    let recommendations = recommend(spec, configs, &results, targets);
     let stats = ProbeStats {
         jobs: jobs.len(),
         compiled: results.iter().filter(|r| !r.cached).count(),
@@ -567,7 +561,7 @@ pub fn probe(
             .count(),
         seconds: started.elapsed().as_secs_f64(),
     };
-    Ok(ProbeReport {
+    ProbeReport {
         schema_version: REPORT_SCHEMA_VERSION,
         tool: ToolInfo {
             name: "tilefit".to_owned(),
@@ -576,11 +570,7 @@ pub fn probe(
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
         spec: spec.path.display().to_string(),
-        kernel: KernelInfo {
-            file: kernel_file,
-            function: spec.function.clone(),
-            source_sha256,
-        },
+        kernel,
         targets: targets.to_vec(),
         axes: spec.sweep.iter().map(|a| a.name.clone()).collect(),
         results,
@@ -596,7 +586,100 @@ pub fn probe(
             baseline: spec.recommend.baseline.iter().cloned().collect(),
         },
         stats,
-    })
+    }
+}
+
+/// One compile to do: which config, the job, its cache key.
+struct PlannedJob {
+    config_index: usize,
+    job: CompileJob,
+    key: String,
+}
+
+/// One job per (config, distinct arch), archs in fleet order: each arch compiles once, however
+/// many of its devices the fleet names.
+fn plan_jobs(
+    spec: &ProbeSpec,
+    bound: Vec<job::BoundConfig>,
+    targets: &[TargetDevice],
+    context: &KeyContext<'_>,
+) -> Vec<PlannedJob> {
+    let mut archs: Vec<Target> = Vec::new();
+    for device in targets {
+        if !archs.iter().any(|t| t.arch == device.arch) {
+            archs.push(device.target());
+        }
+    }
+    let mut jobs = Vec::new();
+    for (config_index, binding) in bound.into_iter().enumerate() {
+        for target in &archs {
+            let job = CompileJob {
+                kernel_file: spec.kernel_file.clone(),
+                function: spec.function.clone(),
+                args: binding.args.clone(),
+                constexprs: binding.constexprs.clone(),
+                options: binding.options.clone(),
+                target: target.clone(),
+            };
+            let key = job::job_key(&job, context);
+            jobs.push(PlannedJob {
+                config_index,
+                job,
+                key,
+            });
+        }
+    }
+    jobs
+}
+
+/// Compile the pending jobs on the pool, storing each outcome (and caching it) as it arrives.
+/// Returns the first spec error a worker reported (Triton refused a name or a type).
+fn compile_pending(
+    pool: &Pool,
+    jobs: &[PlannedJob],
+    pending: &[usize],
+    configs: &[Config],
+    cache: Option<&ResultCache>,
+    outcomes: &mut [Option<(CompileOutcome, bool)>],
+    on_event: &mut dyn FnMut(ProbeEvent),
+) -> Option<String> {
+    if pending.is_empty() {
+        return None;
+    }
+    let mut spec_error: Option<String> = None;
+    let requests = pending.iter().map(|&i| jobs[i].job.request()).collect();
+    let mut done = 0;
+    pool.run(requests, |position, result| {
+        let slot = pending[position];
+        let outcome = match &result {
+            Ok(reply) => CompileOutcome::from_reply(reply),
+            Err(fault) => CompileOutcome::from_fault(fault),
+        };
+        if let Some(error) = &outcome.error
+            && (error.kind == "bad-spec" || error.kind == "bad-kernel")
+        {
+            spec_error.get_or_insert_with(|| error.message.clone());
+        }
+        if let Some(cache) = cache
+            && outcome.cacheable()
+        {
+            // A cache that cannot be written only costs the next run time.
+            let _ = cache.put(&jobs[slot].key, &outcome);
+        }
+        done += 1;
+        let planned = &jobs[slot];
+        on_event(ProbeEvent::Compiled {
+            done,
+            total: pending.len(),
+            label: format!(
+                "{} {}",
+                planned.job.target.arch,
+                describe_config(&configs[planned.config_index])
+            ),
+        });
+        outcomes[slot] = Some((outcome, false));
+    });
+    spec_error
 }
 
 /// A private TRITON_CACHE_DIR for the workers, removed when the probe ends, so Triton's own cache

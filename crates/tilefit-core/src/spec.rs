@@ -237,39 +237,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         ));
     }
 
-    let mut sweep = Vec::new();
-    for (name, value) in &raw.sweep {
-        let field = format!("[sweep].{name}");
-        let toml::Value::Array(items) = value else {
-            return Err(field_error(
-                &field,
-                "must be a list of values".to_owned(),
-                format!("write `{name} = [{value}]`"),
-            ));
-        };
-        if items.is_empty() {
-            return Err(field_error(
-                &field,
-                "is an empty list, so the sweep has no configs".to_owned(),
-                format!("give `{name}` at least one value, or remove it"),
-            ));
-        }
-        let values = items
-            .iter()
-            .map(|v| scalar(v).ok_or(()))
-            .collect::<Result<Vec<_>, ()>>()
-            .map_err(|()| {
-                field_error(
-                    &field,
-                    "holds a value that is not a number, boolean or string".to_owned(),
-                    "sweep values are scalars: `BLOCK_N = [32, 64]`".to_owned(),
-                )
-            })?;
-        sweep.push(Axis {
-            name: name.clone(),
-            values,
-        });
-    }
+    let sweep = parse_sweep(&raw.sweep, &field_error)?;
     let axis_names: Vec<&str> = sweep.iter().map(|a| a.name.as_str()).collect();
 
     let constexprs = fixed_values(&raw.constexprs, "constexprs", &axis_names, &field_error)?;
@@ -319,6 +287,43 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
 }
 
 type FieldError<'a> = dyn Fn(&str, String, String) -> SpecError + 'a;
+
+fn parse_sweep(table: &toml::Table, field_error: &FieldError<'_>) -> Result<Vec<Axis>, SpecError> {
+    let mut sweep = Vec::new();
+    for (name, value) in table {
+        let field = format!("[sweep].{name}");
+        let toml::Value::Array(items) = value else {
+            return Err(field_error(
+                &field,
+                "must be a list of values".to_owned(),
+                format!("write `{name} = [{value}]`"),
+            ));
+        };
+        if items.is_empty() {
+            return Err(field_error(
+                &field,
+                "is an empty list, so the sweep has no configs".to_owned(),
+                format!("give `{name}` at least one value, or remove it"),
+            ));
+        }
+        let values = items
+            .iter()
+            .map(|v| scalar(v).ok_or(()))
+            .collect::<Result<Vec<_>, ()>>()
+            .map_err(|()| {
+                field_error(
+                    &field,
+                    "holds a value that is not a number, boolean or string".to_owned(),
+                    "sweep values are scalars: `BLOCK_N = [32, 64]`".to_owned(),
+                )
+            })?;
+        sweep.push(Axis {
+            name: name.clone(),
+            values,
+        });
+    }
+    Ok(sweep)
+}
 
 fn scalar(value: &toml::Value) -> Option<Value> {
     match value {
@@ -480,6 +485,18 @@ fn arg_template(
             ));
         }
     }
+    check_arg_type(name, &template, axes, field_error)?;
+    Ok(template)
+}
+
+/// A type without placeholders must be a Triton type, and an int needs an integer example value.
+fn check_arg_type(
+    name: &str,
+    template: &ArgTemplate,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    let field = format!("[args].{name}");
     let typed = placeholders_in(&template.type_template).is_empty();
     if typed {
         if let Err(closest) = check_type(&template.type_template) {
@@ -518,7 +535,7 @@ fn arg_template(
             ));
         }
     }
-    Ok(template)
+    Ok(())
 }
 
 fn recommend_rule(
@@ -616,6 +633,19 @@ fn recommend_rule(
 pub type Config = Vec<(String, Value)>;
 
 impl ProbeSpec {
+    /// The `{placeholder}` names the argument types use.
+    pub fn placeholders(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, template) in &self.args {
+            for name in placeholders_in(&template.type_template) {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
     /// Every config of the sweep, the first axis outermost (the order a reader expects rows in).
     pub fn configs(&self) -> Vec<Config> {
         let mut configs: Vec<Config> = vec![Vec::new()];

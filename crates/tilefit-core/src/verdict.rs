@@ -305,7 +305,7 @@ mod tests {
             ],
         };
         let members: Vec<usize> = (0..configs.len()).collect();
-        let choice = choose(&configs, &members, |i| i < 3 || i == 3, &rule);
+        let choice = choose(&configs, &members, |i| i <= 3, &rule);
         assert_eq!(choice.recommended, Some(3), "BLOCK_N=64 num_stages=1");
         assert!(!choice.baseline_fits);
         // With depth first, the wider tile gives way.
@@ -313,7 +313,7 @@ mod tests {
             prefer: vec![Preference::Max("num_stages".into()), Preference::Keep],
             ..rule
         };
-        let choice = choose(&configs, &members, |i| i < 3 || i == 3, &depth_first);
+        let choice = choose(&configs, &members, |i| i <= 3, &depth_first);
         assert_eq!(choice.recommended, Some(2), "BLOCK_N=32 num_stages=3");
     }
 }

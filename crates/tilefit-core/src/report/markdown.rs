@@ -83,7 +83,7 @@ impl Exporter for Markdown {
         }
         let problems = super::problems(report);
         if !problems.is_empty() {
-            out.push_str("<details><summary>Did not compile</summary>\n\n");
+            out.push_str("<details><summary>Did not compile, or failed</summary>\n\n");
             for line in problems {
                 let _ = writeln!(out, "- {}", escape(&line));
             }

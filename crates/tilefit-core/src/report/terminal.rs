@@ -85,7 +85,7 @@ impl Exporter for Terminal {
         }
         let problems = super::problems(report);
         if !problems.is_empty() {
-            out.push_str("\nDid not compile\n");
+            out.push_str("\nDid not compile, or failed\n");
             for line in problems {
                 let _ = writeln!(out, "  {line}");
             }

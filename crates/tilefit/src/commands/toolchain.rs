@@ -1,6 +1,8 @@
 //! `tilefit toolchain`: list and install the Python + Triton environments probes compile with,
 //! and the shared logic every compiling command uses to pick one.
 
+use std::fmt::Write as _;
+
 use anyhow::Context as _;
 use tilefit_core::toolchain::{self, DEFAULT_TRITON_VERSION, Toolchain};
 
@@ -24,26 +26,26 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
                 );
             }
             for t in managed {
-                text.push_str(&format!(
-                    "  triton {}  python {}  {}\n",
+                let _ = writeln!(
+                    text,
+                    "  triton {}  python {}  {}",
                     t.triton_version,
                     t.python_version,
                     t.python.display()
-                ));
+                );
             }
             if let Some(python) = std::env::var_os("TILEFIT_PYTHON") {
                 let python = std::path::PathBuf::from(python);
-                match toolchain::from_python(&python) {
-                    Ok(t) => text.push_str(&format!(
-                        "TILEFIT_PYTHON: {} (python {}, triton {})\n",
+                let _ = match toolchain::from_python(&python) {
+                    Ok(t) => writeln!(
+                        text,
+                        "TILEFIT_PYTHON: {} (python {}, triton {})",
                         python.display(),
                         t.python_version,
                         t.triton_version
-                    )),
-                    Err(e) => {
-                        text.push_str(&format!("TILEFIT_PYTHON: {} ({e})\n", python.display()))
-                    }
-                }
+                    ),
+                    Err(e) => writeln!(text, "TILEFIT_PYTHON: {} ({e})", python.display()),
+                };
             }
             output::print(&text)?;
         }

@@ -3,9 +3,13 @@
 
 mod devices;
 mod explain;
+mod faults;
+mod probe;
 
 use std::io::Write as _;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 
 /// What one run of the binary produced.
 pub struct Run {
@@ -19,8 +23,15 @@ pub struct Run {
 
 /// Run `tilefit ARGS`, optionally with text on stdin.
 pub fn tilefit(args: &[&str], stdin: Option<&str>) -> Run {
+    tilefit_with(args, stdin, &[])
+}
+
+/// Run `tilefit ARGS` with extra environment variables.
+pub fn tilefit_with(args: &[&str], stdin: Option<&str>, env: &[(&str, &Path)]) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_tilefit"))
         .args(args)
+        .env_remove("TILEFIT_WORKER_SCRIPT")
+        .envs(env.iter().map(|(k, v)| (*k, *v)))
         .env("NO_COLOR", "1")
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -51,4 +62,36 @@ pub fn tilefit(args: &[&str], stdin: Option<&str>) -> Run {
         run.stderr
     );
     run
+}
+
+/// The Python with the pinned Triton that compiling tests use: `TILEFIT_PYTHON` when set (CI
+/// sets it), else tilefit's own managed environment, provisioned once (the real thing either way).
+pub fn python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(python) = std::env::var_os("TILEFIT_PYTHON") {
+            return PathBuf::from(python);
+        }
+        let cache = tilefit_core::toolchain::default_cache_dir();
+        tilefit_core::toolchain::ensure_managed(
+            &cache,
+            tilefit_core::toolchain::DEFAULT_TRITON_VERSION,
+            &mut |_| {},
+        )
+        .expect("provisioning Triton for the tests (set TILEFIT_PYTHON to use an existing one)")
+        .python
+    })
+}
+
+/// A fresh, empty folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tilefit-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A fixture's path.
+pub fn fixture(name: &str) -> String {
+    format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
