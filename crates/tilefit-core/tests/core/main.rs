@@ -4,3 +4,4 @@
 mod device_table;
 mod explain_messages;
 mod lookup;
+mod spec;
