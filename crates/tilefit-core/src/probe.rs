@@ -236,6 +236,8 @@ pub struct ProbeResult {
     pub divisible_by_16: Vec<String>,
     /// Int arguments equal to 1, compiled as constants.
     pub specialized_to_1: Vec<String>,
+    /// Seconds the compile took in its worker (when it was compiled, cached or not).
+    pub compile_seconds: f64,
     /// One verdict per device of this arch.
     pub verdicts: Vec<DeviceVerdict>,
 }
@@ -793,6 +795,7 @@ fn result_for(
         cached,
         divisible_by_16: outcome.divisible_by_16.clone(),
         specialized_to_1: outcome.specialized_to_1.clone(),
+        compile_seconds: outcome.compile_seconds,
         verdicts,
     }
 }

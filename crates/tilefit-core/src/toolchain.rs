@@ -111,10 +111,12 @@ impl ToolchainError {
             ToolchainError::QueryFailed { .. } => "check that the interpreter starts: run it by hand".to_owned(),
             ToolchainError::VenvFailed { .. } => "the venv module is missing: on Debian and Ubuntu `apt-get install python3-venv`; or pass `--python` with an interpreter that has triton".to_owned(),
             ToolchainError::InstallFailed { detail, version } => {
-                if detail.contains("No matching distribution") || detail.contains("Could not find a version") {
-                    format!("PyPI has no triton=={version} for this platform and Python; `pip index versions triton` lists what there is")
+                // pip lists the versions it saw; "none" means it saw no index at all.
+                let saw_versions = detail.contains("(from versions:") && !detail.contains("(from versions: none)");
+                if saw_versions {
+                    format!("PyPI has no triton=={version} for this platform and Python; the versions pip found are listed above")
                 } else {
-                    "is the package registry (PyPI) reachable? Behind a proxy set HTTPS_PROXY or PIP_INDEX_URL; offline, pass `--python` with an interpreter that has triton".to_owned()
+                    "pip reached no package registry (or it has no triton for this platform): check the network, set HTTPS_PROXY or PIP_INDEX_URL behind a proxy, or, offline, pass `--python` with an interpreter that has triton".to_owned()
                 }
             }
             ToolchainError::Folder { .. } => "set `TILEFIT_CACHE_DIR` to a writable folder".to_owned(),

@@ -95,7 +95,8 @@ pub enum ToolchainAction {
     /// Make the managed environment for a Triton version (pip install triton==VERSION).
     Install {
         /// The Triton version.
-        version: String,
+        #[arg(value_name = "VERSION")]
+        triton_version: String,
     },
 }
 

@@ -49,8 +49,8 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
             }
             output::print(&text)?;
         }
-        ToolchainAction::Install { version } => {
-            let t = toolchain::ensure_managed(&cache_dir, version, &mut |line| {
+        ToolchainAction::Install { triton_version } => {
+            let t = toolchain::ensure_managed(&cache_dir, triton_version, &mut |line| {
                 eprintln!("  {line}");
             })
             .map_err(|e| hinted(e.to_string(), e.hint()))?;

@@ -198,3 +198,20 @@ fn bad_arguments_are_exit_2() {
     let run = tilefit(&["frobnicate"], None);
     assert_eq!(run.code, 2);
 }
+
+#[test]
+fn every_subcommand_s_help_works() {
+    for args in [
+        &["--help"][..],
+        &["devices", "--help"],
+        &["explain", "--help"],
+        &["probe", "--help"],
+        &["toolchain", "--help"],
+        &["toolchain", "list", "--help"],
+        &["toolchain", "install", "--help"],
+    ] {
+        let run = tilefit(args, None);
+        assert_eq!(run.code, 0, "{args:?}: {}", run.stderr);
+        assert!(run.stdout.contains("Usage:"), "{args:?}");
+    }
+}

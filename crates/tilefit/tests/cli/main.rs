@@ -5,6 +5,7 @@ mod devices;
 mod explain;
 mod faults;
 mod probe;
+mod toolchain;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,72 @@
+//! Toolchain provisioning failures: no python3, no package registry. Each is exit 2 with a hint,
+//! and nothing half-made is left in the cache directory.
+
+use std::path::Path;
+
+use super::{scratch, tilefit_with};
+
+fn leftovers(cache: &Path) -> Vec<String> {
+    std::fs::read_dir(cache.join("toolchains"))
+        .map(|entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn no_python3_is_a_clear_error() {
+    let cache = scratch("no-python3");
+    let run = tilefit_with(
+        &["toolchain", "install", "3.7.1"],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", &cache),
+            ("TILEFIT_BOOTSTRAP_PYTHON", Path::new("/no/such/python3")),
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("error: cannot run `/no/such/python3`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("hint: install Python 3.10 or newer"),
+        "{}",
+        run.stderr
+    );
+    assert!(leftovers(&cache).is_empty(), "{:?}", leftovers(&cache));
+}
+
+#[test]
+fn an_unreachable_registry_leaves_nothing_half_made() {
+    let cache = scratch("no-registry");
+    let run = tilefit_with(
+        &["toolchain", "install", "3.7.1"],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", &cache),
+            ("PIP_INDEX_URL", Path::new("http://127.0.0.1:9/simple")),
+            ("PIP_FIND_LINKS", Path::new("")),
+            ("PIP_NO_INDEX", Path::new("0")),
+            ("PIP_RETRIES", Path::new("0")),
+            ("PIP_TIMEOUT", Path::new("2")),
+            ("PIP_CONFIG_FILE", Path::new("/dev/null")),
+        ],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("error: installing triton==3.7.1 failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("hint: "), "{}", run.stderr);
+    assert!(
+        leftovers(&cache).is_empty(),
+        "the staging folder is removed: {:?}",
+        leftovers(&cache)
+    );
+}
