@@ -162,7 +162,7 @@ fn toml_errors_carry_the_file_and_position() {
     }
     match spec_at_examples("[kernel]\nfile = \"mla_decode.py\"\nfunction = \"f\"\n[sweeps]\n") {
         Err(SpecError::Toml { reason, .. }) => {
-            assert!(reason.contains("unknown field `sweeps`"), "{reason}")
+            assert!(reason.contains("unknown field `sweeps`"), "{reason}");
         }
         other => panic!("{other:?}"),
     }
