@@ -24,6 +24,7 @@ pub mod device;
 pub mod explain;
 pub mod job;
 pub mod probe;
+pub mod replay;
 pub mod report;
 pub mod spec;
 pub mod toolchain;

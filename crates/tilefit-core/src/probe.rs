@@ -126,7 +126,7 @@ pub struct OutcomeError {
 }
 
 impl CompileOutcome {
-    fn from_reply(reply: &Reply) -> CompileOutcome {
+    pub(crate) fn from_reply(reply: &Reply) -> CompileOutcome {
         let number = |key: &str| reply.body.get(key).and_then(Value::as_u64);
         let names = |key: &str| -> Vec<String> {
             reply
@@ -187,7 +187,7 @@ impl CompileOutcome {
         }
     }
 
-    fn from_fault(fault: &WorkerFault) -> CompileOutcome {
+    pub(crate) fn from_fault(fault: &WorkerFault) -> CompileOutcome {
         let last_words = fault
             .stderr()
             .lines()
@@ -204,7 +204,7 @@ impl CompileOutcome {
 
     /// Only what the compiler decided is cached: a size, a compile error, an unsupported target.
     /// Worker faults and spec errors are not, so a re-run retries them.
-    fn cacheable(&self) -> bool {
+    pub(crate) fn cacheable(&self) -> bool {
         self.error
             .as_ref()
             .is_none_or(|e| e.kind == "compile-error" || e.kind == "unsupported-on-target")
@@ -851,4 +851,21 @@ fn recommend(
         }
     }
     recommendations
+}
+
+impl ProbeReport {
+    /// Every (config, device) over its budget: what `--fail-on over-budget` fails on.
+    pub fn over_budget(&self) -> Vec<(String, String, u64)> {
+        let varying = crate::report::varying_axes(self);
+        self.results
+            .iter()
+            .flat_map(|r| {
+                let label = crate::report::config_text(&r.config, &varying);
+                r.verdicts
+                    .iter()
+                    .filter(|v| v.verdict == VerdictCode::OverBudget)
+                    .map(move |v| (label.clone(), v.device.clone(), v.over_by.unwrap_or(0)))
+            })
+            .collect()
+    }
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 /// Find the GPU shared-memory cliff before users fall off it.
 ///
@@ -34,8 +34,55 @@ pub enum Command {
     /// Uses the real Triton compiler in cross-compilation mode: no GPU needed. Prints the sweep
     /// table (configs x devices) and the recommended config per device.
     Probe(ProbeArgs),
+    /// Recompile every kernel in Triton cache directories for every target, and judge it.
+    ///
+    /// Reads `~/.triton/cache` and `TRITON_CACHE_DIR` when no directory is given. Only the cached
+    /// IR reaches the compiler: nothing from the cache is imported or executed.
+    Replay(ReplayArgs),
     /// List or install the Python + Triton environments tilefit manages.
     Toolchain(ToolchainArgs),
+}
+
+/// What makes a gate fail (exit 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum FailOn {
+    /// Any config or kernel over any listed device's per-block budget.
+    OverBudget,
+    /// Any compile error (unsupported-on-target included).
+    CompileError,
+}
+
+/// `tilefit replay`.
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// Triton cache directories (default: `TRITON_CACHE_DIR`, then `~/.triton/cache`).
+    pub dirs: Vec<PathBuf>,
+    /// Devices or archs to judge, comma-separated (default: one device per budget class).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    pub targets: Vec<String>,
+    /// Only index the caches and list the kernels found; compile nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print the report as Markdown instead of the terminal table.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Exit 1 when a kernel would fail this way on a listed device.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Vec<FailOn>,
+    /// Worker processes (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Ignore and do not write the result cache.
+    #[arg(long)]
+    pub no_cache: bool,
+    /// Seconds one compile may take before its worker is killed and the job marked failed.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub python: PythonArgs,
 }
 
 /// Choosing the Python that compiles.
@@ -63,6 +110,9 @@ pub struct ProbeArgs {
     /// Print the report as Markdown instead of the terminal table.
     #[arg(long)]
     pub markdown: bool,
+    /// Exit 1 when a config would fail this way on a listed device.
+    #[arg(long, value_enum, value_name = "WHAT")]
+    pub fail_on: Vec<FailOn>,
     /// Worker processes (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,

@@ -6,10 +6,6 @@ use std::process::ExitCode;
 /// Everything ran and no gate found a problem.
 pub const OK: u8 = 0;
 /// A gate (`--fail-on ...`) found a problem in the results.
-#[expect(
-    dead_code,
-    reason = "the gate (`--fail-on`) arrives with probe and replay"
-)]
 pub const GATE_FAILED: u8 = 1;
 /// The input was bad or the tool itself failed; no verdict can be trusted.
 pub const BAD_INPUT_OR_TOOL_FAILURE: u8 = 2;

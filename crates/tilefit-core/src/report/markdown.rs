@@ -13,7 +13,7 @@ fn escape(cell: &str) -> String {
     cell.replace('|', "\\|")
 }
 
-fn draw(table: &Table) -> String {
+pub(super) fn draw(table: &Table) -> String {
     let mut out = format!(
         "| {} |\n",
         table
@@ -46,7 +46,7 @@ fn draw(table: &Table) -> String {
     out
 }
 
-impl Exporter for Markdown {
+impl Exporter<ProbeReport> for Markdown {
     fn export(&self, report: &ProbeReport) -> String {
         let mut out = format!(
             "### tilefit: `{}` shared memory per block\n\n",

@@ -4,6 +4,7 @@
 //! the formats differ only in how a table is drawn.
 
 mod markdown;
+mod replay;
 mod terminal;
 
 pub use markdown::Markdown;
@@ -15,17 +16,17 @@ use crate::probe::{ProbeReport, ProbeResult, Recommendation, TargetDevice};
 use crate::units::format_count;
 use crate::verdict::{CompileStatus, VerdictCode};
 
-/// Renders a report in one format.
-pub trait Exporter {
+/// Renders a report (a probe's or a replay's) in one format.
+pub trait Exporter<R> {
     /// The whole report as text.
-    fn export(&self, report: &ProbeReport) -> String;
+    fn export(&self, report: &R) -> String;
 }
 
 /// The report as pretty JSON (`schema_version` 1).
 pub struct Json;
 
-impl Exporter for Json {
-    fn export(&self, report: &ProbeReport) -> String {
+impl<R: serde::Serialize> Exporter<R> for Json {
+    fn export(&self, report: &R) -> String {
         let mut text = serde_json::to_string_pretty(report).expect("reports serialize");
         text.push('\n');
         text
@@ -48,10 +49,7 @@ fn value_text(value: &Value) -> String {
 }
 
 /// `BLOCK_N=64 num_stages=2`, only the given axes, in report order.
-pub(crate) fn config_text(
-    config: &std::collections::BTreeMap<String, Value>,
-    axes: &[String],
-) -> String {
+pub fn config_text(config: &std::collections::BTreeMap<String, Value>, axes: &[String]) -> String {
     axes.iter()
         .filter_map(|axis| {
             config
@@ -63,7 +61,7 @@ pub(crate) fn config_text(
 }
 
 /// Axes with more than one value: the ones a row label needs.
-pub(crate) fn varying_axes(report: &ProbeReport) -> Vec<String> {
+pub fn varying_axes(report: &ProbeReport) -> Vec<String> {
     report
         .axes
         .iter()
@@ -104,10 +102,20 @@ pub(crate) fn fixed_settings(report: &ProbeReport, varying: &[String]) -> String
 
 /// The text of one (result, device) cell.
 pub(crate) fn cell(result: &ProbeResult, device: &TargetDevice) -> String {
-    let verdict = result.verdicts.iter().find(|v| v.device == device.device);
-    match (result.status, verdict) {
+    verdict_cell(result.status, result.shared_bytes, &result.verdicts, device)
+}
+
+/// `89,088 ok`, `102,400 OVER +1,024`, `unsupported`, `compile error`, `FAILED`.
+pub(crate) fn verdict_cell(
+    status: CompileStatus,
+    shared_bytes: Option<u64>,
+    verdicts: &[crate::verdict::DeviceVerdict],
+    device: &TargetDevice,
+) -> String {
+    let verdict = verdicts.iter().find(|v| v.device == device.device);
+    match (status, verdict) {
         (CompileStatus::Ok, Some(v)) => {
-            let bytes = format_count(result.shared_bytes.unwrap_or(0));
+            let bytes = format_count(shared_bytes.unwrap_or(0));
             match v.verdict {
                 VerdictCode::Fits => format!("{bytes} ok"),
                 _ => format!("{bytes} OVER +{}", format_count(v.over_by.unwrap_or(0))),
@@ -119,14 +127,24 @@ pub(crate) fn cell(result: &ProbeResult, device: &TargetDevice) -> String {
     }
 }
 
+/// The header cells and the budget row of a table whose columns are devices grouped by arch.
+pub(crate) fn device_columns(
+    devices: &[&TargetDevice],
+    first: &[&str],
+) -> (Vec<String>, Vec<String>) {
+    let mut header: Vec<String> = first.iter().map(|s| (*s).to_owned()).collect();
+    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
+    let mut budget_row = vec!["budget/block".to_owned()];
+    budget_row.extend(first.iter().skip(1).map(|_| String::new()));
+    budget_row.extend(devices.iter().map(|d| format_count(d.smem_per_block_optin)));
+    (header, budget_row)
+}
+
 /// The sweep table: configs as rows, devices as columns grouped by arch (fleet order).
 pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
     let varying = varying_axes(report);
-    let devices = devices_by_arch(report);
-    let mut header = vec!["config".to_owned()];
-    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
-    let mut budget_row = vec!["budget/block".to_owned()];
-    budget_row.extend(devices.iter().map(|d| format_count(d.smem_per_block_optin)));
+    let devices = devices_by_arch(&report.targets);
+    let (header, budget_row) = device_columns(&devices, &["config"]);
     let mut rows = vec![budget_row];
     let mut indices: Vec<usize> = report.results.iter().map(|r| r.config_index).collect();
     indices.dedup();
@@ -163,16 +181,16 @@ pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
 }
 
 /// The fleet, grouped so devices of one arch sit side by side, arch order as first listed.
-pub(crate) fn devices_by_arch(report: &ProbeReport) -> Vec<&TargetDevice> {
+pub(crate) fn devices_by_arch(targets: &[TargetDevice]) -> Vec<&TargetDevice> {
     let mut archs: Vec<&str> = Vec::new();
-    for device in &report.targets {
+    for device in targets {
         if !archs.contains(&device.arch.as_str()) {
             archs.push(&device.arch);
         }
     }
     archs
         .iter()
-        .flat_map(|arch| report.targets.iter().filter(move |d| d.arch == *arch))
+        .flat_map(|arch| targets.iter().filter(move |d| d.arch == *arch))
         .collect()
 }
 

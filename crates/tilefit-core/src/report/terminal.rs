@@ -10,7 +10,7 @@ use crate::probe::ProbeReport;
 /// Text for a terminal.
 pub struct Terminal;
 
-fn draw(table: &Table, indent: &str) -> String {
+pub(super) fn draw(table: &Table, indent: &str) -> String {
     let columns = table.header.len();
     let mut widths: Vec<usize> = table.header.iter().map(|h| h.chars().count()).collect();
     for row in &table.rows {
@@ -40,7 +40,7 @@ fn draw(table: &Table, indent: &str) -> String {
     out
 }
 
-impl Exporter for Terminal {
+impl Exporter<ProbeReport> for Terminal {
     fn export(&self, report: &ProbeReport) -> String {
         let mut out = format!(
             "{} in {}: shared memory per block, compiled for each target arch\n",

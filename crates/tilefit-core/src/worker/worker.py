@@ -1,5 +1,8 @@
 """tilefit's compile worker: JSON lines in on stdin, JSON lines out on stdout.
 
+Requests: `inspect` (a kernel's parameters), `compile` (a spec config, through the JIT's own
+specialization) and `compile_ir` (a cached kernel's IR file, for replay).
+
 Embedded in the tilefit binary and run as `python -I -B -u -c <this file>`. The first line it writes
 is a handshake; then one reply per request, in order. Only protocol lines go to stdout: file
 descriptor 1 is pointed at stderr at start-up, so prints from kernels, Triton or its C++ code can
@@ -221,6 +224,26 @@ def compile_job(request):
     }
 
 
+def compile_ir(request):
+    """Recompile a cached kernel from its IR file for another target. Only the IR is read: nothing
+    from the cache is imported or executed."""
+    path = request["ir_file"]
+    if not path.endswith((".ttir", ".ttgir")):
+        raise JobError("bad-spec", f"{path} is not a Triton IR file")
+    target = target_of(request["target"])
+    started = time.perf_counter()
+    kernel = triton.compile(path, target=target, options=dict(request["options"]))
+    compiled = time.perf_counter()
+    metadata = kernel.metadata
+    return {
+        "shared": int(metadata.shared),
+        "num_warps": int(metadata.num_warps),
+        "num_stages": int(metadata.num_stages),
+        "tmem_size": getattr(metadata, "tmem_size", None),
+        "timings": {"compile_s": compiled - started},
+    }
+
+
 UNSUPPORTED_MARKERS = ("not supported", "unsupported", "is not available on", "requires compute capability")
 
 
@@ -264,6 +287,8 @@ def serve():
                 body = inspect_kernel(request)
             elif request.get("type") == "compile":
                 body = compile_job(request)
+            elif request.get("type") == "compile_ir":
+                body = compile_ir(request)
             else:
                 raise JobError("internal", f"unknown request type {request.get('type')!r}")
             reply.update({"status": "ok", **body})

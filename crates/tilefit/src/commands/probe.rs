@@ -4,18 +4,15 @@
 use std::time::Duration;
 
 use anyhow::Context as _;
-use indicatif::{ProgressBar, ProgressStyle};
 use tilefit_core::device::DeviceTable;
 use tilefit_core::probe::{self, ProbeError, ProbeEvent, ProbeSettings, TargetDevice};
-use tilefit_core::report::{Exporter, Json, Markdown, Terminal};
 use tilefit_core::spec;
 use tilefit_core::toolchain;
 use tilefit_core::verdict::CompileStatus;
 
+use super::output;
 use crate::cli::ProbeArgs;
-use crate::exit_codes;
 use crate::failure::hinted;
-use crate::output;
 
 pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
@@ -48,34 +45,24 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         worker_script: args.worker_script.clone(),
     };
 
-    let bar = ProgressBar::hidden();
-    let mut on_event = |event: ProbeEvent| match event {
-        ProbeEvent::Planned {
+    let progress = output::Progress::new();
+    let mut on_event = |event: ProbeEvent| {
+        if let ProbeEvent::Planned {
             jobs,
             cached,
             to_compile,
-        } => {
-            if to_compile > 0 {
-                eprintln!(
-                    "tilefit: {jobs} jobs ({cached} cached); compiling {to_compile} with Triton {} on {} workers",
-                    toolchain.triton_version, settings.jobs
-                );
-                bar.set_draw_target(indicatif::ProgressDrawTarget::stderr());
-                bar.set_length(to_compile as u64);
-                bar.set_style(
-                    ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {wide_msg}")
-                        .expect("a literal template")
-                        .progress_chars("=> "),
-                );
-            }
+        } = &event
+            && *to_compile > 0
+        {
+            eprintln!(
+                "tilefit: {jobs} jobs ({cached} cached); compiling {to_compile} with Triton {} on {} workers",
+                toolchain.triton_version, settings.jobs
+            );
         }
-        ProbeEvent::Compiled { done, label, .. } => {
-            bar.set_position(done as u64);
-            bar.set_message(label);
-        }
+        progress.event(event);
     };
     let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);
-    bar.finish_and_clear();
+    progress.finish();
     let report = report.map_err(|e| match e {
         ProbeError::Spec(e) => hinted(e.to_string(), e.hint()),
         ProbeError::Kernel { .. } => {
@@ -84,33 +71,28 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         other => anyhow::Error::new(other),
     })?;
 
-    match args.json.as_deref() {
-        Some("-") => output::print(&Json.export(&report))?,
-        Some(path) => {
-            std::fs::write(path, Json.export(&report))
-                .with_context(|| format!("writing `{path}`"))?;
-        }
-        None => {}
-    }
-    if args.json.as_deref() != Some("-") {
-        let text = if args.markdown {
-            Markdown.export(&report)
-        } else {
-            Terminal.export(&report)
-        };
-        output::print(&text)?;
-    }
+    output::emit(&report, args.json.as_deref(), args.markdown)?;
+    let compile_errors: Vec<(String, String)> = report
+        .results
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                CompileStatus::CompileError | CompileStatus::UnsupportedOnTarget
+            )
+        })
+        .map(|r| {
+            (
+                tilefit_core::report::config_text(&r.config, &report.axes),
+                r.arch.clone(),
+            )
+        })
+        .collect();
+    let gate_failed = super::gate(&args.fail_on, &report.over_budget(), &compile_errors);
     let failed = report
         .results
         .iter()
         .filter(|r| r.status == CompileStatus::Failed)
         .count();
-    if failed > 0 {
-        eprintln!(
-            "tilefit: {failed} of {} jobs failed (worker faults); their cells say FAILED",
-            report.results.len()
-        );
-        return Ok(exit_codes::BAD_INPUT_OR_TOOL_FAILURE);
-    }
-    Ok(exit_codes::OK)
+    Ok(output::exit_code(failed, report.results.len(), gate_failed))
 }

@@ -5,6 +5,7 @@ mod devices;
 mod explain;
 mod faults;
 mod probe;
+mod replay;
 mod toolchain;
 
 use std::io::Write as _;

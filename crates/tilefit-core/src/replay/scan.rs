@@ -1,0 +1,376 @@
+//! Indexing Triton cache directories, in Rust and without Python. A cache holds one folder per
+//! compiled artifact; a kernel's folder has its metadata JSON (`NAME.json`: target, options,
+//! `shared`, `triton_version`) and its IR (`NAME.ttir`, the target-independent Triton IR after
+//! specialization). Folders that are not kernels (driver and launcher builds) are counted and
+//! passed over; kernel folders that cannot be replayed (garbled JSON, no IR, unreadable) are
+//! listed as skipped with the reason. Nothing from the cache is executed, and only the head (or
+//! tail) of each IR file is read here, for the kernel's signature and source location.
+
+use std::collections::BTreeMap;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::device::Backend;
+
+/// How much of an IR file is read to find its signature and source location.
+const IR_PEEK_BYTES: u64 = 64 * 1024;
+
+/// Compile options replayed onto every target, whatever its backend.
+pub const PORTABLE_OPTIONS: &[&str] = &[
+    "num_warps",
+    "num_stages",
+    "num_ctas",
+    "maxnreg",
+    "enable_fp_fusion",
+];
+
+/// Options replayed only onto targets of the backend that produced the entry.
+pub const BACKEND_OPTIONS: &[&str] = &[
+    "waves_per_eu",
+    "matrix_instr_nonkdim",
+    "kpack",
+    "launch_pdl",
+    "launch_cooperative_grid",
+];
+
+/// One kernel argument as the IR declares it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IrArg {
+    /// Parameter name (from the IR's value name or location).
+    pub name: String,
+    /// MLIR type: `!tt.ptr<bf16>`, `i32`, `f32`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Marked `tt.divisibility = 16`.
+    pub divisible_by_16: bool,
+}
+
+/// A compiled kernel found in a cache.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CachedKernel {
+    /// The kernel's name.
+    pub name: String,
+    /// The cache folder holding it.
+    pub entry: PathBuf,
+    /// The IR file replay compiles.
+    pub ir: PathBuf,
+    /// Triton version that produced it, when recorded.
+    pub triton_version: Option<String>,
+    /// The backend it was compiled for.
+    pub backend: Backend,
+    /// The arch it was compiled for (`sm_90`, `gfx942`).
+    pub arch: String,
+    /// Warp size of that target.
+    pub warp_size: u32,
+    /// `metadata.shared` on that target.
+    pub shared: Option<u64>,
+    /// The options it was compiled with that replay passes on.
+    pub options: BTreeMap<String, Value>,
+    /// Triton's own cache key of the compile (`hash`), which groups identical kernels.
+    pub hash: String,
+    /// `file:line` of the kernel's definition, from the IR's locations.
+    pub source: Option<String>,
+    /// The IR's arguments.
+    pub args: Vec<IrArg>,
+}
+
+/// A folder that looked like a kernel but cannot be replayed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Skipped {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// Why.
+    pub reason: String,
+}
+
+/// Everything found in the scanned caches.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct CacheIndex {
+    /// Distinct kernels (identical entries across caches grouped), in path order.
+    pub kernels: Vec<CachedKernel>,
+    /// How many entries each kernel stands for (same order as `kernels`).
+    pub copies: Vec<usize>,
+    /// Kernel entries that cannot be replayed.
+    pub skipped: Vec<Skipped>,
+    /// Folders that are not kernels (driver and launcher builds).
+    pub other_entries: usize,
+    /// Folders looked at.
+    pub entries_scanned: usize,
+}
+
+/// Why a cache directory could not be scanned at all.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot read the Triton cache `{path}`: {source}")]
+pub struct ScanError {
+    /// The directory.
+    pub path: String,
+    /// The OS error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+#[derive(Deserialize)]
+struct RawTarget {
+    backend: String,
+    arch: Value,
+    warp_size: u32,
+}
+
+/// Index the given cache directories.
+pub fn scan(dirs: &[PathBuf]) -> Result<CacheIndex, ScanError> {
+    let mut index = CacheIndex::default();
+    let mut found: Vec<CachedKernel> = Vec::new();
+    for dir in dirs {
+        let entries = std::fs::read_dir(dir).map_err(|source| ScanError {
+            path: dir.display().to_string(),
+            source,
+        })?;
+        let mut folders: Vec<PathBuf> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.is_dir())
+            .collect();
+        folders.sort();
+        for folder in folders {
+            index.entries_scanned += 1;
+            scan_entry(&folder, &mut found, &mut index);
+        }
+    }
+    // Identical kernels (same Triton compile hash and version) from several caches are one.
+    let mut seen: std::collections::HashMap<(String, Option<String>), usize> =
+        std::collections::HashMap::new();
+    for kernel in found {
+        let key = (kernel.hash.clone(), kernel.triton_version.clone());
+        if let Some(&i) = seen.get(&key) {
+            index.copies[i] += 1;
+        } else {
+            seen.insert(key, index.kernels.len());
+            index.kernels.push(kernel);
+            index.copies.push(1);
+        }
+    }
+    Ok(index)
+}
+
+fn has_extension(name: &str, extension: &str) -> bool {
+    Path::new(name)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(extension))
+}
+
+fn scan_entry(folder: &Path, found: &mut Vec<CachedKernel>, index: &mut CacheIndex) {
+    let Ok(files) = std::fs::read_dir(folder) else {
+        index.skipped.push(Skipped {
+            path: folder.to_path_buf(),
+            reason: "the folder cannot be read".to_owned(),
+        });
+        return;
+    };
+    let names: Vec<String> = files
+        .filter_map(Result::ok)
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let metadata: Vec<&String> = names
+        .iter()
+        .filter(|n| has_extension(n, "json") && !n.starts_with("__grp__"))
+        .collect();
+    let has_ir = names
+        .iter()
+        .any(|n| has_extension(n, "ttir") || has_extension(n, "ttgir"));
+    if metadata.is_empty() {
+        if has_ir {
+            index.skipped.push(Skipped {
+                path: folder.to_path_buf(),
+                reason: "IR without its metadata JSON (a partial entry)".to_owned(),
+            });
+        } else {
+            index.other_entries += 1;
+        }
+        return;
+    }
+    for file in metadata {
+        match read_kernel(folder, file) {
+            Ok(Some(kernel)) => found.push(kernel),
+            Ok(None) => index.other_entries += 1,
+            Err(reason) => index.skipped.push(Skipped {
+                path: folder.join(file),
+                reason,
+            }),
+        }
+    }
+}
+
+/// `Ok(None)` for JSON that is not kernel metadata.
+fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String> {
+    let path = folder.join(file);
+    let bytes = std::fs::read(&path).map_err(|e| format!("unreadable: {e}"))?;
+    let json: Value = serde_json::from_slice(&bytes).map_err(|e| format!("garbled JSON: {e}"))?;
+    let Some(object) = json.as_object() else {
+        return Ok(None);
+    };
+    if !object.contains_key("target") && !object.contains_key("shared") {
+        return Ok(None);
+    }
+    let name = object
+        .get("name")
+        .and_then(Value::as_str)
+        .map_or_else(|| file.trim_end_matches(".json").to_owned(), str::to_owned);
+    let target: RawTarget = object
+        .get("target")
+        .cloned()
+        .and_then(|t| serde_json::from_value(t).ok())
+        .ok_or_else(|| "metadata without a readable `target`".to_owned())?;
+    let (backend, arch) = match target.backend.as_str() {
+        "cuda" => {
+            let cc = target
+                .arch
+                .as_u64()
+                .ok_or("a CUDA target whose arch is not a number")?;
+            (Backend::Cuda, format!("sm_{cc}"))
+        }
+        "hip" => {
+            let arch = target
+                .arch
+                .as_str()
+                .ok_or("a HIP target whose arch is not a string")?;
+            (
+                Backend::Hip,
+                arch.split(':').next().unwrap_or(arch).to_owned(),
+            )
+        }
+        other => return Err(format!("an unknown backend `{other}`")),
+    };
+    let ir = folder.join(format!("{name}.ttir"));
+    if !ir.is_file() {
+        return Err(format!(
+            "no `{name}.ttir`: nothing to recompile (a partial entry)"
+        ));
+    }
+    let hash = object
+        .get("hash")
+        .and_then(Value::as_str)
+        .ok_or("metadata without Triton's `hash`")?
+        .to_owned();
+    let mut options = BTreeMap::new();
+    for key in PORTABLE_OPTIONS.iter().chain(BACKEND_OPTIONS) {
+        if let Some(value) = object.get(*key).filter(|v| !v.is_null()) {
+            options.insert((*key).to_owned(), value.clone());
+        }
+    }
+    let head = peek(&ir).map_err(|e| format!("`{name}.ttir` is unreadable: {e}"))?;
+    Ok(Some(CachedKernel {
+        args: ir_args(&head, &name),
+        source: source_location(&head),
+        name,
+        entry: folder.to_path_buf(),
+        ir,
+        triton_version: object
+            .get("triton_version")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        backend,
+        arch,
+        warp_size: target.warp_size,
+        shared: object.get("shared").and_then(Value::as_u64),
+        options,
+        hash,
+    }))
+}
+
+/// The start of an IR file, and its end when the file is longer (older Triton versions print the
+/// location table after the module).
+fn peek(path: &Path) -> std::io::Result<String> {
+    let mut file = std::fs::File::open(path)?;
+    let length = file.metadata()?.len();
+    let mut head = Vec::new();
+    (&mut file).take(IR_PEEK_BYTES).read_to_end(&mut head)?;
+    if length > 2 * IR_PEEK_BYTES {
+        file.seek(SeekFrom::End(-i64::try_from(IR_PEEK_BYTES).unwrap_or(0)))?;
+        file.read_to_end(&mut head)?;
+    } else if length > IR_PEEK_BYTES {
+        file.read_to_end(&mut head)?;
+    }
+    Ok(String::from_utf8_lossy(&head).into_owned())
+}
+
+static FUNC_LOC: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r#"(?m)^#loc\s*=\s*loc\("([^"]+)":(\d+):\d+\)"#).expect("literal"));
+static ARG: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(r#"%(\w+)\s*:\s*([^{,)]+?)\s*(\{[^}]*\})?\s*loc\((?:"([^"]+)")?"#).expect("literal")
+});
+
+/// `mla_decode.py:15`: the kernel definition's file (base name) and line.
+fn source_location(ir: &str) -> Option<String> {
+    let captures = FUNC_LOC.captures(ir)?;
+    let file = Path::new(&captures[1])
+        .file_name()?
+        .to_string_lossy()
+        .into_owned();
+    Some(format!("{file}:{}", &captures[2]))
+}
+
+/// The arguments of `tt.func public @NAME(...)`.
+fn ir_args(ir: &str, name: &str) -> Vec<IrArg> {
+    let marker = format!("@{name}(");
+    let Some(start) = ir.find(&marker).map(|i| i + marker.len()) else {
+        return Vec::new();
+    };
+    let rest = &ir[start..];
+    let end = rest
+        .find(") attributes")
+        .or_else(|| rest.find(") {"))
+        .unwrap_or(rest.len());
+    ARG.captures_iter(&rest[..end])
+        .map(|c| IrArg {
+            name: c
+                .get(4)
+                .map_or_else(|| c[1].to_owned(), |m| m.as_str().to_owned()),
+            ty: c[2].trim().to_owned(),
+            divisible_by_16: c
+                .get(3)
+                .is_some_and(|a| a.as_str().contains("tt.divisibility = 16")),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FUNC: &str = r#"#loc = loc("/src/mla_decode.py":15:0)
+module {
+  tt.func public @k(%Q: !tt.ptr<bf16> {tt.divisibility = 16 : i32} loc("Q"(#loc)), %s: f32 loc("s"(#loc)), %arg2: i32 loc("stride"(#loc))) attributes {noinline = false} {
+"#;
+
+    #[test]
+    fn signature_and_location_from_ir() {
+        assert_eq!(source_location(FUNC).as_deref(), Some("mla_decode.py:15"));
+        let args = ir_args(FUNC, "k");
+        assert_eq!(args.len(), 3);
+        assert_eq!(
+            args[0],
+            IrArg {
+                name: "Q".into(),
+                ty: "!tt.ptr<bf16>".into(),
+                divisible_by_16: true
+            }
+        );
+        assert_eq!(
+            args[1],
+            IrArg {
+                name: "s".into(),
+                ty: "f32".into(),
+                divisible_by_16: false
+            }
+        );
+        assert_eq!(
+            args[2].name, "stride",
+            "the location's name wins over %argN"
+        );
+    }
+}

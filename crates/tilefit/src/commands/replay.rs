@@ -1,0 +1,231 @@
+//! `tilefit replay [DIR...]`: index Triton caches, pick a toolchain per recorded Triton version,
+//! recompile every kernel for the fleet's archs, print the report, apply the gate.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tilefit_core::device::DeviceTable;
+use tilefit_core::probe::{ProbeEvent, TargetDevice};
+use tilefit_core::replay::{self, ReplaySettings};
+use tilefit_core::toolchain;
+use tilefit_core::verdict::CompileStatus;
+
+use super::output;
+use crate::cli::{PythonArgs, ReplayArgs};
+use crate::exit_codes;
+use crate::failure::hinted;
+
+/// The caches to read when none is named: `TRITON_CACHE_DIR`, then `~/.triton/cache`.
+fn default_caches() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    if let Some(dir) = std::env::var_os("TRITON_CACHE_DIR").filter(|d| !d.is_empty()) {
+        dirs.push(PathBuf::from(dir));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        dirs.push(PathBuf::from(home).join(".triton").join("cache"));
+    }
+    dirs.into_iter().filter(|d| d.is_dir()).collect()
+}
+
+/// The caches to read and what they hold; a missing or kernel-less cache is bad input.
+fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, replay::CacheIndex)> {
+    let caches = if args.dirs.is_empty() {
+        default_caches()
+    } else {
+        args.dirs.clone()
+    };
+    if caches.is_empty() {
+        return Err(hinted(
+            "no Triton cache found (`TRITON_CACHE_DIR` is unset or empty and `~/.triton/cache` does not exist)",
+            "pass the cache directory: `tilefit replay path/to/triton-cache`",
+        ));
+    }
+    for dir in &caches {
+        if !dir.is_dir() {
+            return Err(hinted(
+                format!("the Triton cache `{}` is not a directory", dir.display()),
+                "pass a Triton cache directory (the folder holding one subfolder per compiled kernel)",
+            ));
+        }
+    }
+    let index = replay::scan(&caches)
+        .map_err(|e| hinted(e.to_string(), "check the path and its permissions"))?;
+    if index.kernels.is_empty() {
+        let skipped = index
+            .skipped
+            .iter()
+            .take(3)
+            .map(|s| format!("`{}`: {}", s.path.display(), s.reason))
+            .collect::<Vec<_>>()
+            .join("; ");
+        return Err(hinted(
+            format!(
+                "no replayable kernels in {} ({} entries scanned, {} skipped{}{})",
+                caches
+                    .iter()
+                    .map(|c| format!("`{}`", c.display()))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                index.entries_scanned,
+                index.skipped.len(),
+                if skipped.is_empty() { "" } else { ": " },
+                skipped
+            ),
+            "a Triton cache holds one folder per kernel with NAME.json and NAME.ttir; run the workload with TRITON_CACHE_DIR set to a fresh folder",
+        ));
+    }
+    Ok((caches, index))
+}
+
+pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
+    let (caches, index) = index_caches(args)?;
+    if args.list {
+        crate::output::print(&list(&index))?;
+        return Ok(exit_codes::OK);
+    }
+
+    let table = DeviceTable::builtin().context("loading the embedded device table")?;
+    let targets = if args.targets.is_empty() {
+        TargetDevice::default_fleet(table)
+    } else {
+        TargetDevice::resolve(table, &args.targets)
+            .map_err(|e| hinted(format!("--targets: {e}"), e.hint()))?
+    };
+    let toolchains = toolchains_for(&index, &args.python)?;
+    let settings = ReplaySettings {
+        jobs: args
+            .jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)),
+        use_cache: !args.no_cache,
+        job_timeout: Duration::from_secs(args.timeout.max(1)),
+        cache_dir: toolchain::default_cache_dir(),
+    };
+    let progress = output::Progress::new();
+    let mut on_event = |event: ProbeEvent| progress.event(event);
+    eprintln!(
+        "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
+        index.kernels.len(),
+        index.entries_scanned,
+        targets.len()
+    );
+    let report = replay::replay(
+        &index,
+        &caches,
+        &targets,
+        &toolchains,
+        &settings,
+        &mut on_event,
+    );
+    progress.finish();
+    let report = report.map_err(anyhow::Error::new)?;
+
+    output::emit(&report, args.json.as_deref(), args.markdown)?;
+    let compile_errors: Vec<(String, String)> = report
+        .results
+        .iter()
+        .filter(|r| {
+            matches!(
+                r.status,
+                CompileStatus::CompileError | CompileStatus::UnsupportedOnTarget
+            )
+        })
+        .map(|r| {
+            (
+                format!("{} #{}", r.kernel.name, r.kernel.id),
+                r.arch.clone(),
+            )
+        })
+        .collect();
+    let gate_failed = super::gate(&args.fail_on, &report.over_budget(), &compile_errors);
+    Ok(output::exit_code(
+        report.stats.failed,
+        report.results.len(),
+        gate_failed,
+    ))
+}
+
+/// One toolchain per Triton version recorded in the caches: `--python` for all of them when
+/// given (with a note where versions differ), else the managed environment of each version.
+fn toolchains_for(
+    index: &replay::CacheIndex,
+    python: &PythonArgs,
+) -> anyhow::Result<Vec<(Option<String>, toolchain::Toolchain)>> {
+    let mut versions: Vec<Option<String>> = Vec::new();
+    for kernel in &index.kernels {
+        if !versions.contains(&kernel.triton_version) {
+            versions.push(kernel.triton_version.clone());
+        }
+    }
+    versions
+        .into_iter()
+        .map(|version| {
+            let wanted = python.triton.clone().or_else(|| version.clone());
+            let chosen = super::toolchain::select(
+                &PythonArgs {
+                    python: python.python.clone(),
+                    triton: wanted,
+                },
+                None,
+            )?;
+            match &version {
+                Some(v) if *v != chosen.triton_version => eprintln!(
+                    "tilefit: note: kernels produced by Triton {v} are replayed with Triton {}",
+                    chosen.triton_version
+                ),
+                None => eprintln!(
+                    "tilefit: note: some cache entries do not record their Triton version; replaying them with {}",
+                    chosen.triton_version
+                ),
+                _ => {}
+            }
+            Ok((version, chosen))
+        })
+        .collect()
+}
+
+fn list(index: &replay::CacheIndex) -> String {
+    use std::fmt::Write as _;
+    let mut out = format!(
+        "{} cache entries: {} kernel variants, {} other entries, {} skipped\n",
+        index.entries_scanned,
+        index.kernels.len(),
+        index.other_entries,
+        index.skipped.len()
+    );
+    for (kernel, copies) in index.kernels.iter().zip(&index.copies) {
+        let _ = writeln!(
+            out,
+            "  {} #{}  {}  Triton {}  {} {} bytes  {}{}",
+            kernel.name,
+            kernel.hash.chars().take(8).collect::<String>(),
+            kernel.source.as_deref().unwrap_or("-"),
+            kernel.triton_version.as_deref().unwrap_or("?"),
+            kernel.arch,
+            kernel
+                .shared
+                .map(tilefit_core::units::format_count)
+                .unwrap_or_default(),
+            kernel
+                .options
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            if *copies > 1 {
+                format!("  [{copies} identical entries]")
+            } else {
+                String::new()
+            }
+        );
+    }
+    for skipped in &index.skipped {
+        let _ = writeln!(
+            out,
+            "  skipped {}: {}",
+            skipped.path.display(),
+            skipped.reason
+        );
+    }
+    out
+}
