@@ -17,7 +17,11 @@ use serde_json::Value;
 
 use crate::device::Backend;
 
-/// How much of an IR file is read to find its signature and source location.
+/// How much of an IR file is read first: recent Triton prints the location table and the
+/// function signature in the first few KiB.
+const IR_FIRST_PEEK_BYTES: u64 = 8 * 1024;
+
+/// How much of an IR file's head (and tail) is read when the first peek did not find both.
 const IR_PEEK_BYTES: u64 = 64 * 1024;
 
 /// Compile options replayed onto every target, whatever its backend.
@@ -136,9 +140,11 @@ pub fn scan(dirs: &[PathBuf]) -> Result<CacheIndex, ScanError> {
             .filter(|p| p.is_dir())
             .collect();
         folders.sort();
-        for folder in folders {
-            index.entries_scanned += 1;
-            scan_entry(&folder, &mut found, &mut index);
+        index.entries_scanned += folders.len();
+        for (kernels, partial) in scan_in_parallel(&folders) {
+            found.extend(kernels);
+            index.skipped.extend(partial.skipped);
+            index.other_entries += partial.other_entries;
         }
     }
     // Identical kernels (same Triton compile hash and version) from several caches are one.
@@ -154,7 +160,42 @@ pub fn scan(dirs: &[PathBuf]) -> Result<CacheIndex, ScanError> {
             index.copies.push(1);
         }
     }
+    // A stable, readable order: by kernel name, then size on the original target.
+    let mut order: Vec<usize> = (0..index.kernels.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (&index.kernels[a], &index.kernels[b]);
+        (&x.name, x.shared, &x.hash).cmp(&(&y.name, y.shared, &y.hash))
+    });
+    index.kernels = order.iter().map(|&i| index.kernels[i].clone()).collect();
+    index.copies = order.iter().map(|&i| index.copies[i]).collect();
     Ok(index)
+}
+
+/// Scan folders on every core; results come back in folder order.
+fn scan_in_parallel(folders: &[PathBuf]) -> Vec<(Vec<CachedKernel>, CacheIndex)> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(8);
+    let chunk = folders.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = folders
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut kernels = Vec::new();
+                    let mut partial = CacheIndex::default();
+                    for folder in part {
+                        scan_entry(folder, &mut kernels, &mut partial);
+                    }
+                    (kernels, partial)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a scan thread does not panic"))
+            .collect()
+    })
 }
 
 fn has_extension(name: &str, extension: &str) -> bool {
@@ -262,7 +303,7 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
             options.insert((*key).to_owned(), value.clone());
         }
     }
-    let head = peek(&ir).map_err(|e| format!("`{name}.ttir` is unreadable: {e}"))?;
+    let head = peek(&ir, &name).map_err(|e| format!("`{name}.ttir` is unreadable: {e}"))?;
     Ok(Some(CachedKernel {
         args: ir_args(&head, &name),
         source: source_location(&head),
@@ -282,13 +323,28 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
     }))
 }
 
-/// The start of an IR file, and its end when the file is longer (older Triton versions print the
+/// Enough of an IR file to hold its location table and the kernel's signature: the first 8 KiB
+/// when they are there (recent Triton), else the first and last 64 KiB (older versions print the
 /// location table after the module).
-fn peek(path: &Path) -> std::io::Result<String> {
+fn peek(path: &Path, name: &str) -> std::io::Result<String> {
     let mut file = std::fs::File::open(path)?;
-    let length = file.metadata()?.len();
     let mut head = Vec::new();
-    (&mut file).take(IR_PEEK_BYTES).read_to_end(&mut head)?;
+    (&mut file)
+        .take(IR_FIRST_PEEK_BYTES)
+        .read_to_end(&mut head)?;
+    let text = String::from_utf8_lossy(&head);
+    let marker = format!("@{name}(");
+    let complete = text.contains("#loc = loc(")
+        && text
+            .find(&marker)
+            .is_some_and(|i| text[i..].contains(") attributes") || text[i..].contains(") {"));
+    if complete || head.len() < usize::try_from(IR_FIRST_PEEK_BYTES).unwrap_or(usize::MAX) {
+        return Ok(text.into_owned());
+    }
+    let length = file.metadata()?.len();
+    (&mut file)
+        .take(IR_PEEK_BYTES - IR_FIRST_PEEK_BYTES)
+        .read_to_end(&mut head)?;
     if length > 2 * IR_PEEK_BYTES {
         file.seek(SeekFrom::End(-i64::try_from(IR_PEEK_BYTES).unwrap_or(0)))?;
         file.read_to_end(&mut head)?;

@@ -112,6 +112,24 @@ fn variant_lines(report: &ReplayReport) -> Vec<String> {
         .collect()
 }
 
+/// Distinct compile problems per arch.
+fn problems(report: &ReplayReport) -> Vec<String> {
+    let mut seen: Vec<(&str, &str)> = Vec::new();
+    let mut lines = Vec::new();
+    for r in &report.results {
+        let Some(error) = &r.error else { continue };
+        if seen.contains(&(r.arch.as_str(), error.message.as_str())) {
+            continue;
+        }
+        seen.push((&r.arch, &error.message));
+        lines.push(format!(
+            "{} {} #{}: {} ({})",
+            r.arch, r.kernel.name, r.kernel.id, error.message, error.kind
+        ));
+    }
+    lines
+}
+
 fn versions_line(report: &ReplayReport) -> String {
     report
         .versions
@@ -163,6 +181,13 @@ impl Exporter<ReplayReport> for Terminal {
         for line in variant_lines(report) {
             let _ = writeln!(out, "  {line}");
         }
+        let problems = problems(report);
+        if !problems.is_empty() {
+            out.push_str("\nDid not compile, or failed\n");
+            for line in problems {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
         if !report.skipped.is_empty() {
             out.push_str("\nSkipped\n");
             for skipped in &report.skipped {
@@ -191,6 +216,14 @@ impl Exporter<ReplayReport> for Markdown {
             let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
         }
         out.push_str("\n</details>\n\n");
+        let problems = problems(report);
+        if !problems.is_empty() {
+            out.push_str("<details><summary>Did not compile, or failed</summary>\n\n");
+            for line in problems {
+                let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+            }
+            out.push_str("\n</details>\n\n");
+        }
         if !report.skipped.is_empty() {
             out.push_str("<details><summary>Skipped</summary>\n\n");
             for skipped in &report.skipped {

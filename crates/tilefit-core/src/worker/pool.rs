@@ -2,6 +2,11 @@
 //! is started for the next job; only the job it was running is reported as failed. Results come
 //! back through a callback on the caller's thread, in completion order, so the caller can record
 //! each one (cache, progress) as soon as it exists.
+//!
+//! A worker process compiles for one target arch in its life: Triton keeps per-process compiler
+//! state, and with Triton 3.6.0 a gfx942 compile after a gfx950 one in the same process fails
+//! ("instruction not supported on this GPU") where a fresh process succeeds. The queue is ordered
+//! by arch, so a worker is replaced only when its thread moves on to the next arch.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -57,8 +62,11 @@ impl Pool {
         mut on_done: impl FnMut(usize, Result<Reply, WorkerFault>),
     ) {
         let total = requests.len();
+        let mut ordered: Vec<(usize, serde_json::Value)> =
+            requests.into_iter().enumerate().collect();
+        ordered.sort_by_key(|(_, request)| arch_of(request));
         let queue: Mutex<VecDeque<(usize, serde_json::Value)>> =
-            Mutex::new(requests.into_iter().enumerate().collect());
+            Mutex::new(ordered.into_iter().collect());
         let (sender, receiver) = mpsc::channel();
         std::thread::scope(|scope| {
             for _ in 0..self.size.min(total) {
@@ -66,11 +74,18 @@ impl Pool {
                 let queue = &queue;
                 scope.spawn(move || {
                     let mut worker: Option<Worker> = self.idle.lock().expect("pool lock").pop();
+                    let mut worker_arch: Option<String> = None;
                     loop {
                         let Some((index, request)) = queue.lock().expect("queue lock").pop_front()
                         else {
                             break;
                         };
+                        let arch = arch_of(&request);
+                        if worker_arch.is_some() && worker_arch != arch {
+                            // A fresh process for a new arch (see the module docs).
+                            worker = None;
+                        }
+                        worker_arch = arch;
                         let result = match worker.take() {
                             Some(w) => Ok(w),
                             None => Worker::spawn(&self.command),
@@ -86,7 +101,8 @@ impl Pool {
                             break;
                         }
                     }
-                    if let Some(w) = worker {
+                    // Only a worker that never compiled goes back for reuse.
+                    if let (Some(w), None) = (worker, &worker_arch) {
                         self.idle.lock().expect("pool lock").push(w);
                     }
                 });
@@ -97,4 +113,13 @@ impl Pool {
             }
         });
     }
+}
+
+/// The target arch a request compiles for, if it compiles.
+fn arch_of(request: &serde_json::Value) -> Option<String> {
+    request
+        .get("target")
+        .and_then(|t| t.get("arch"))
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned)
 }

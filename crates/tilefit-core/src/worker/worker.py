@@ -85,6 +85,41 @@ class StandInTensor:
         return 0
 
 
+class CapturedDiagnostics:
+    """Collect what the compiler's C++ layers (MLIR, LLVM, ptxas wrappers) print on file
+    descriptor 2 during one compile, so a failure can say more than "PassManager::run failed"."""
+
+    def __enter__(self):
+        import tempfile
+        sys.stderr.flush()
+        self._file = tempfile.TemporaryFile(mode="w+b")
+        self._saved = os.dup(2)
+        os.dup2(self._file.fileno(), 2)
+        return self
+
+    def __exit__(self, *exc):
+        sys.stderr.flush()
+        os.dup2(self._saved, 2)
+        os.close(self._saved)
+        self._file.seek(0)
+        self.text = self._file.read().decode("utf-8", "replace")
+        self._file.close()
+        # Keep the worker's own stderr informative for the pool's error reports.
+        if self.text:
+            sys.stderr.write(self.text[-4000:])
+            sys.stderr.flush()
+        return False
+
+
+def compiler_diagnostic(text):
+    """The most telling line the compiler printed: an `error:` line with its message."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    for line in lines:
+        if "error:" in line.lower():
+            return line
+    return lines[-1] if lines else ""
+
+
 class JobError(Exception):
     def __init__(self, kind, message, detail=""):
         super().__init__(message)
@@ -204,7 +239,7 @@ def compile_job(request):
         raise JobError("bad-spec", f"{type(error).__name__}: {error}".replace('"', "'"))
     specialized = time.perf_counter()
     source = ASTSource(fn, signature, constexprs, attrs)
-    kernel = triton.compile(source, target=target, options=packed_options.__dict__)
+    kernel = compile_capturing(source, target, packed_options.__dict__)
     compiled = time.perf_counter()
     names = [p.name for p in fn.params]
     divisible = sorted(names[path[0]] for path, attr in attrs.items()
@@ -224,6 +259,24 @@ def compile_job(request):
     }
 
 
+class CompileFailed(Exception):
+    """A compile error with the compiler's own diagnostic attached."""
+
+    def __init__(self, error, diagnostic):
+        super().__init__(str(error))
+        self.error = error
+        self.diagnostic = diagnostic
+
+
+def compile_capturing(source, target, options):
+    diagnostics = CapturedDiagnostics()
+    try:
+        with diagnostics:
+            return triton.compile(source, target=target, options=options)
+    except Exception as error:
+        raise CompileFailed(error, compiler_diagnostic(getattr(diagnostics, "text", ""))) from error
+
+
 def compile_ir(request):
     """Recompile a cached kernel from its IR file for another target. Only the IR is read: nothing
     from the cache is imported or executed."""
@@ -232,7 +285,7 @@ def compile_ir(request):
         raise JobError("bad-spec", f"{path} is not a Triton IR file")
     target = target_of(request["target"])
     started = time.perf_counter()
-    kernel = triton.compile(path, target=target, options=dict(request["options"]))
+    kernel = compile_capturing(path, target, dict(request["options"]))
     compiled = time.perf_counter()
     metadata = kernel.metadata
     return {
@@ -244,12 +297,27 @@ def compile_ir(request):
     }
 
 
-UNSUPPORTED_MARKERS = ("not supported", "unsupported", "is not available on", "requires compute capability")
+UNSUPPORTED_MARKERS = ("not supported", "unsupported", "is not available on", "requires compute capability", "only supported on")
+
+
+def first_line(lines):
+    """The first line naming an error, joined with its continuation when it stops mid-sentence
+    ("... because", "...:")."""
+    for i, line in enumerate(lines):
+        if "error" in line.lower():
+            if line.rstrip().endswith(("because", ":")) and i + 1 < len(lines):
+                return f"{line} {lines[i + 1]}"
+            return line
+    return lines[0] if lines else ""
 
 
 def classify(error):
     """(kind, first meaningful line, detail) for a compile failure."""
     detail = traceback.format_exc()
+    diagnostic = ""
+    if isinstance(error, CompileFailed):
+        diagnostic = error.diagnostic
+        error = error.error
     cause = error.__cause__ or error.__context__
     text = str(cause) if cause is not None and type(error).__name__ == "CompilationError" else str(error)
     lines = [line.strip() for line in text.splitlines() if line.strip()]
@@ -257,8 +325,11 @@ def classify(error):
         # "at 12:4:\n<source>\n^\nValueError(...)": the last line is the error itself.
         first = lines[-1]
     else:
-        first = next((line for line in lines if "error" in line.lower()), lines[0] if lines else type(error).__name__)
-    lowered = text.lower()
+        first = first_line(lines) or type(error).__name__
+    if diagnostic and diagnostic not in first:
+        # "PassManager::run failed" says nothing; the compiler's own line says what failed.
+        first = f"{first}: {diagnostic}"
+    lowered = (text + " " + diagnostic).lower()
     kind = "unsupported-on-target" if any(marker in lowered for marker in UNSUPPORTED_MARKERS) else "compile-error"
     return kind, first[:500], detail[-4000:]
 

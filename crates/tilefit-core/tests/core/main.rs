@@ -4,4 +4,5 @@
 mod device_table;
 mod explain_messages;
 mod lookup;
+mod pool;
 mod spec;
