@@ -22,6 +22,7 @@
 pub mod cache;
 pub mod device;
 pub mod explain;
+pub mod fix;
 pub mod job;
 pub mod probe;
 pub mod replay;

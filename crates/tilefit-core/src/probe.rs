@@ -212,7 +212,7 @@ impl CompileOutcome {
 }
 
 /// One (config, arch) result with its verdicts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeResult {
     /// Axis values, plus the effective num_warps and num_stages.
     pub config: BTreeMap<String, Value>,
@@ -243,7 +243,7 @@ pub struct ProbeResult {
 }
 
 /// The recommended config of one device for one workload variant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Recommendation {
     /// The device as the user wrote it.
     pub device: String,
@@ -274,7 +274,7 @@ pub struct Recommendation {
 }
 
 /// The rule as applied, for the report.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RuleSummary {
     /// Workload axes.
     pub per: Vec<String>,
@@ -285,7 +285,7 @@ pub struct RuleSummary {
 }
 
 /// Tool identity.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolInfo {
     /// `tilefit`.
     pub name: String,
@@ -294,7 +294,7 @@ pub struct ToolInfo {
 }
 
 /// The kernel probed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelInfo {
     /// Source file.
     pub file: String,
@@ -305,7 +305,7 @@ pub struct KernelInfo {
 }
 
 /// Counts and time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeStats {
     /// Jobs in the sweep (configs x distinct archs).
     pub jobs: usize,
@@ -322,10 +322,12 @@ pub struct ProbeStats {
 }
 
 /// Everything a probe found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeReport {
     /// [`REPORT_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// `probe`: tells a saved probe report from a replay report.
+    pub kind: String,
     /// tilefit's name and version.
     pub tool: ToolInfo,
     /// Triton version that compiled.
@@ -565,6 +567,7 @@ fn assemble(
     };
     ProbeReport {
         schema_version: REPORT_SCHEMA_VERSION,
+        kind: "probe".to_owned(),
         tool: ToolInfo {
             name: "tilefit".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -851,21 +854,4 @@ fn recommend(
         }
     }
     recommendations
-}
-
-impl ProbeReport {
-    /// Every (config, device) over its budget: what `--fail-on over-budget` fails on.
-    pub fn over_budget(&self) -> Vec<(String, String, u64)> {
-        let varying = crate::report::varying_axes(self);
-        self.results
-            .iter()
-            .flat_map(|r| {
-                let label = crate::report::config_text(&r.config, &varying);
-                r.verdicts
-                    .iter()
-                    .filter(|v| v.verdict == VerdictCode::OverBudget)
-                    .map(move |v| (label.clone(), v.device.clone(), v.over_by.unwrap_or(0)))
-            })
-            .collect()
-    }
 }

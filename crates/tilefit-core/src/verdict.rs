@@ -26,7 +26,7 @@ pub enum CompileStatus {
 }
 
 /// The verdict for one (config, device).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VerdictCode {
     /// Within the per-block opt-in budget.
@@ -55,7 +55,7 @@ impl VerdictCode {
 }
 
 /// One device's verdict on one result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceVerdict {
     /// The device as the user wrote it.
     pub device: String,
@@ -95,7 +95,7 @@ pub fn judge(
 }
 
 /// The best config for one device and one workload variant.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Choice {
     /// Index of the recommended config, or `None` when no swept config fits.
     pub recommended: Option<usize>,

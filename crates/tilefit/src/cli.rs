@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 
 /// Find the GPU shared-memory cliff before users fall off it.
 ///
@@ -39,17 +39,71 @@ pub enum Command {
     /// Reads `~/.triton/cache` and `TRITON_CACHE_DIR` when no directory is given. Only the cached
     /// IR reaches the compiler: nothing from the cache is imported or executed.
     Replay(ReplayArgs),
+    /// Render a saved `--json` report (probe or replay) again: terminal, Markdown, HTML, gate.
+    Report(ReportArgs),
     /// List or install the Python + Triton environments tilefit manages.
     Toolchain(ToolchainArgs),
 }
 
 /// What makes a gate fail (exit 1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum FailOn {
     /// Any config or kernel over any listed device's per-block budget.
     OverBudget,
     /// Any compile error (unsupported-on-target included).
     CompileError,
+    /// Any config that fits but uses at least this share (0..1] of a device's budget.
+    NearBudget(f64),
+}
+
+/// `over-budget`, `compile-error`, `near-budget` (90%) or `near-budget=PCT`.
+pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
+    match text.split_once('=') {
+        None if text == "over-budget" => Ok(FailOn::OverBudget),
+        None if text == "compile-error" => Ok(FailOn::CompileError),
+        None if text == "near-budget" => Ok(FailOn::NearBudget(
+            tilefit_core::report::NEAR_BUDGET_FRACTION,
+        )),
+        Some(("near-budget", percent)) => match percent.trim_end_matches('%').parse::<f64>() {
+            Ok(p) if p > 0.0 && p <= 100.0 => Ok(FailOn::NearBudget(p / 100.0)),
+            _ => Err(format!(
+                "`{percent}` is not a percentage in (0, 100]: write `near-budget=85`"
+            )),
+        },
+        _ => Err(format!(
+            "`{text}` is not a gate: use over-budget, compile-error, near-budget or near-budget=PCT"
+        )),
+    }
+}
+
+/// Where and how a report is written, and the gate; shared by probe, replay and report.
+#[derive(Debug, Args)]
+pub struct OutputArgs {
+    /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print the report as Markdown instead of the terminal table.
+    #[arg(long)]
+    pub markdown: bool,
+    /// Write the cliff map, a self-contained HTML report, to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Exit 1 when a result fails this way on a listed device: over-budget, compile-error,
+    /// near-budget[=PCT] (default 90). Repeat or comma-separate.
+    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
+    pub fail_on: Vec<FailOn>,
+}
+
+/// `tilefit report`.
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// A report saved with `--json` by `tilefit probe` or `tilefit replay`.
+    pub results: PathBuf,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// For a probe report: write the recommended config per arch as JSON an engine can load.
+    #[arg(long, value_name = "FILE")]
+    pub emit_configs: Option<PathBuf>,
 }
 
 /// `tilefit replay`.
@@ -63,15 +117,8 @@ pub struct ReplayArgs {
     /// Only index the caches and list the kernels found; compile nothing.
     #[arg(long)]
     pub list: bool,
-    /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Print the report as Markdown instead of the terminal table.
-    #[arg(long)]
-    pub markdown: bool,
-    /// Exit 1 when a kernel would fail this way on a listed device.
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub fail_on: Vec<FailOn>,
+    #[command(flatten)]
+    pub output: OutputArgs,
     /// Worker processes (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -104,15 +151,12 @@ pub struct ProbeArgs {
     /// Devices or archs to judge, comma-separated; overrides the spec's [targets].
     #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
     pub targets: Vec<String>,
-    /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write the recommended config per arch as JSON an engine can load (keyed by arch and by
+    /// device name).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<String>,
-    /// Print the report as Markdown instead of the terminal table.
-    #[arg(long)]
-    pub markdown: bool,
-    /// Exit 1 when a config would fail this way on a listed device.
-    #[arg(long, value_enum, value_name = "WHAT")]
-    pub fail_on: Vec<FailOn>,
+    pub emit_configs: Option<PathBuf>,
     /// Worker processes (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,

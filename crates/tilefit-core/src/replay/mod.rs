@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 pub use scan::{CacheIndex, CachedKernel, IrArg, ScanError, Skipped, scan};
@@ -21,14 +21,14 @@ use crate::device::Backend;
 use crate::job::{self, Target};
 use crate::probe::{CompileOutcome, OutcomeError, ProbeEvent, TargetDevice, ToolInfo};
 use crate::toolchain::Toolchain;
-use crate::verdict::{self, CompileStatus, DeviceVerdict, VerdictCode};
+use crate::verdict::{self, CompileStatus, DeviceVerdict};
 use crate::worker::{Pool, WorkerCommand, WorkerFault};
 
 /// Version of the replay report's JSON shape.
 pub const REPLAY_SCHEMA_VERSION: u32 = 1;
 
 /// One distinct kernel variant found in the caches.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelVariant {
     /// Short id (the start of Triton's own hash of the compile).
     pub id: String,
@@ -56,7 +56,7 @@ pub struct KernelVariant {
 }
 
 /// One (kernel variant, arch) recompile.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayResult {
     /// The variant (see `kernels`).
     pub kernel: KernelRef,
@@ -85,7 +85,7 @@ pub struct ReplayResult {
 }
 
 /// A reference to a variant, as carried by each result.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRef {
     /// Index into `kernels`.
     pub index: usize,
@@ -98,7 +98,7 @@ pub struct KernelRef {
 }
 
 /// A Triton version found in the caches and the toolchain that replayed it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct VersionGroup {
     /// The version recorded in the cache entries (`None`: not recorded).
     pub produced_by: Option<String>,
@@ -111,7 +111,7 @@ pub struct VersionGroup {
 }
 
 /// Counts and time.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayStats {
     /// Cache folders looked at.
     pub entries_scanned: usize,
@@ -134,10 +134,12 @@ pub struct ReplayStats {
 }
 
 /// Everything a replay found.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ReplayReport {
     /// [`REPLAY_SCHEMA_VERSION`].
     pub schema_version: u32,
+    /// `replay`: tells a saved replay report from a probe report.
+    pub kind: String,
     /// tilefit's name and version.
     pub tool: ToolInfo,
     /// The cache directories.
@@ -273,6 +275,7 @@ pub fn replay(
     };
     Ok(ReplayReport {
         schema_version: REPLAY_SCHEMA_VERSION,
+        kind: "replay".to_owned(),
         tool: ToolInfo {
             name: "tilefit".to_owned(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -496,25 +499,4 @@ fn replay_options(kernel: &CachedKernel, target: &Target) -> BTreeMap<String, Va
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
-}
-
-impl ReplayReport {
-    /// Every (kernel variant, device) over its budget: what `--fail-on over-budget` fails on.
-    pub fn over_budget(&self) -> Vec<(String, String, u64)> {
-        self.results
-            .iter()
-            .flat_map(|r| {
-                r.verdicts
-                    .iter()
-                    .filter(|v| v.verdict == VerdictCode::OverBudget)
-                    .map(move |v| {
-                        (
-                            format!("{} #{}", r.kernel.name, r.kernel.id),
-                            v.device.clone(),
-                            v.over_by.unwrap_or(0),
-                        )
-                    })
-            })
-            .collect()
-    }
 }

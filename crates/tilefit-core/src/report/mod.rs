@@ -3,10 +3,12 @@
 //! decides where it goes. The shared layout (which columns, what a cell says) lives here once, so
 //! the formats differ only in how a table is drawn.
 
+mod html;
 mod markdown;
 mod replay;
 mod terminal;
 
+pub use html::{Html, NEAR_BUDGET_FRACTION};
 pub use markdown::Markdown;
 pub use terminal::Terminal;
 
@@ -373,4 +375,70 @@ pub(crate) fn footer(report: &ProbeReport) -> String {
         },
         s.seconds
     )
+}
+
+/// One (subject, device) verdict, flattened: what a CI gate looks at, for probe and replay alike.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judged {
+    /// The config (probe) or kernel variant (replay), as the report names it.
+    pub subject: String,
+    /// The device as the user wrote it.
+    pub device: String,
+    /// The arch compiled for.
+    pub arch: String,
+    /// How the compile went.
+    pub status: CompileStatus,
+    /// Bytes per block, when compiled.
+    pub shared_bytes: Option<u64>,
+    /// The device's budget.
+    pub budget: u64,
+    /// The verdict.
+    pub verdict: VerdictCode,
+    /// Bytes over, when over.
+    pub over_by: Option<u64>,
+}
+
+impl ProbeReport {
+    /// Every verdict, flattened.
+    pub fn judged(&self) -> Vec<Judged> {
+        let varying = varying_axes(self);
+        self.results
+            .iter()
+            .flat_map(|r| {
+                let subject = config_text(&r.config, &varying);
+                r.verdicts.iter().map(move |v| Judged {
+                    subject: subject.clone(),
+                    device: v.device.clone(),
+                    arch: r.arch.clone(),
+                    status: r.status,
+                    shared_bytes: r.shared_bytes,
+                    budget: v.budget,
+                    verdict: v.verdict,
+                    over_by: v.over_by,
+                })
+            })
+            .collect()
+    }
+}
+
+impl crate::replay::ReplayReport {
+    /// Every verdict, flattened.
+    pub fn judged(&self) -> Vec<Judged> {
+        self.results
+            .iter()
+            .flat_map(|r| {
+                let subject = format!("{} #{}", r.kernel.name, r.kernel.id);
+                r.verdicts.iter().map(move |v| Judged {
+                    subject: subject.clone(),
+                    device: v.device.clone(),
+                    arch: r.arch.clone(),
+                    status: r.status,
+                    shared_bytes: r.shared_bytes,
+                    budget: v.budget,
+                    verdict: v.verdict,
+                    over_by: v.over_by,
+                })
+            })
+            .collect()
+    }
 }

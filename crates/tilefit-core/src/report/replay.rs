@@ -194,9 +194,13 @@ impl Exporter<ReplayReport> for Terminal {
                 let _ = writeln!(out, "  {}: {}", skipped.path.display(), skipped.reason);
             }
         }
-        let over = report.over_budget();
-        if !over.is_empty() {
-            let _ = writeln!(out, "\nOver budget: {} (kernel, device) pairs", over.len());
+        let over = report
+            .judged()
+            .iter()
+            .filter(|j| j.verdict == crate::verdict::VerdictCode::OverBudget)
+            .count();
+        if over > 0 {
+            let _ = writeln!(out, "\nOver budget: {over} (kernel, device) pairs");
         }
         let _ = writeln!(out, "\n{}", footer(report));
         out

@@ -4,7 +4,11 @@
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tilefit_core::probe::ProbeEvent;
-use tilefit_core::report::{Exporter, Json, Markdown, Terminal};
+use tilefit_core::report::{Exporter, Html, Json, Judged, Markdown, Terminal};
+use tilefit_core::units::format_count;
+use tilefit_core::verdict::VerdictCode;
+
+use crate::cli::{FailOn, OutputArgs};
 
 use crate::exit_codes;
 use crate::output;
@@ -49,22 +53,29 @@ impl Progress {
     }
 }
 
-/// Write the report: JSON to a file or to stdout (`-`, then stdout carries only JSON), and the
-/// terminal table or Markdown to stdout.
-pub fn emit<R>(report: &R, json: Option<&str>, markdown: bool) -> anyhow::Result<()>
+/// Write the report: JSON to a file or to stdout (`-`, then stdout carries only JSON), HTML to a
+/// file, and the terminal table or Markdown to stdout.
+pub fn emit<R>(report: &R, args: &OutputArgs) -> anyhow::Result<()>
 where
     Json: Exporter<R>,
     Terminal: Exporter<R>,
     Markdown: Exporter<R>,
+    Html: Exporter<R>,
 {
+    let json = args.json.as_deref();
     match json {
         Some("-") => output::print(&Json.export(report))?,
         Some(path) => std::fs::write(path, Json.export(report))
             .with_context(|| format!("writing `{path}`"))?,
         None => {}
     }
+    if let Some(path) = &args.html {
+        std::fs::write(path, Html.export(report))
+            .with_context(|| format!("writing `{}`", path.display()))?;
+        eprintln!("tilefit: wrote the cliff map to {}", path.display());
+    }
     if json != Some("-") {
-        let text = if markdown {
+        let text = if args.markdown {
             Markdown.export(report)
         } else {
             Terminal.export(report)
@@ -72,6 +83,106 @@ where
         output::print(&text)?;
     }
     Ok(())
+}
+
+/// Write the recommended config per arch (`--emit-configs`).
+pub fn emit_configs(
+    report: &tilefit_core::probe::ProbeReport,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let table = tilefit_core::device::DeviceTable::builtin()
+        .context("loading the embedded device table")?;
+    let export = tilefit_core::fix::ConfigExport::from_probe(report, table);
+    let text = serde_json::to_string_pretty(&export)? + "\n";
+    std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    eprintln!(
+        "tilefit: wrote the recommended configs per arch to {}",
+        path.display()
+    );
+    Ok(())
+}
+
+/// The gate: the findings `--fail-on` asks about, worded on one stderr line. Returns whether the
+/// gate failed.
+pub fn gate(fail_on: &[FailOn], judged: &[Judged]) -> bool {
+    let mut parts: Vec<String> = Vec::new();
+    let mut total = 0;
+    for rule in fail_on {
+        let mut findings: Vec<String> = Vec::new();
+        for j in judged {
+            let finding = match rule {
+                FailOn::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
+                    "{} on {} +{}",
+                    j.subject,
+                    j.device,
+                    format_count(j.over_by.unwrap_or(0))
+                )),
+                FailOn::CompileError
+                    if matches!(
+                        j.verdict,
+                        VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget
+                    ) =>
+                {
+                    Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
+                }
+                FailOn::NearBudget(share) if j.verdict == VerdictCode::Fits => j
+                    .shared_bytes
+                    .filter(|bytes| {
+                        #[expect(
+                            clippy::cast_precision_loss,
+                            reason = "byte counts are far below 2^52"
+                        )]
+                        let used = *bytes as f64 / j.budget.max(1) as f64;
+                        used >= *share
+                    })
+                    .map(|bytes| {
+                        format!(
+                            "{} on {} ({} of {} bytes)",
+                            j.subject,
+                            j.device,
+                            format_count(bytes),
+                            format_count(j.budget)
+                        )
+                    }),
+                _ => None,
+            };
+            if let Some(finding) = finding
+                && !findings.contains(&finding)
+            {
+                findings.push(finding);
+            }
+        }
+        if findings.is_empty() {
+            continue;
+        }
+        total += findings.len();
+        let what = match rule {
+            FailOn::OverBudget => "over budget".to_owned(),
+            FailOn::CompileError => "do not compile".to_owned(),
+            FailOn::NearBudget(share) => {
+                format!("fit but use {:.0}% or more of the budget", share * 100.0)
+            }
+        };
+        let examples: Vec<&str> = findings.iter().take(3).map(String::as_str).collect();
+        let more = if findings.len() > examples.len() {
+            ", ..."
+        } else {
+            ""
+        };
+        parts.push(format!(
+            "{} {what}: {}{more}",
+            findings.len(),
+            examples.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        return false;
+    }
+    eprintln!(
+        "tilefit: gate failed ({total} findings): {}",
+        parts.join("; ")
+    );
+    true
 }
 
 /// The exit code of a run: worker faults make it a tool failure (the report is still printed),

@@ -71,24 +71,11 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         other => anyhow::Error::new(other),
     })?;
 
-    output::emit(&report, args.json.as_deref(), args.markdown)?;
-    let compile_errors: Vec<(String, String)> = report
-        .results
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.status,
-                CompileStatus::CompileError | CompileStatus::UnsupportedOnTarget
-            )
-        })
-        .map(|r| {
-            (
-                tilefit_core::report::config_text(&r.config, &report.axes),
-                r.arch.clone(),
-            )
-        })
-        .collect();
-    let gate_failed = super::gate(&args.fail_on, &report.over_budget(), &compile_errors);
+    output::emit(&report, &args.output)?;
+    if let Some(path) = &args.emit_configs {
+        output::emit_configs(&report, path)?;
+    }
+    let gate_failed = output::gate(&args.output.fail_on, &report.judged());
     let failed = report
         .results
         .iter()

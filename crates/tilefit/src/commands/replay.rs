@@ -9,7 +9,6 @@ use tilefit_core::device::DeviceTable;
 use tilefit_core::probe::{ProbeEvent, TargetDevice};
 use tilefit_core::replay::{self, ReplaySettings};
 use tilefit_core::toolchain;
-use tilefit_core::verdict::CompileStatus;
 
 use super::output;
 use crate::cli::{PythonArgs, ReplayArgs};
@@ -120,24 +119,8 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     progress.finish();
     let report = report.map_err(anyhow::Error::new)?;
 
-    output::emit(&report, args.json.as_deref(), args.markdown)?;
-    let compile_errors: Vec<(String, String)> = report
-        .results
-        .iter()
-        .filter(|r| {
-            matches!(
-                r.status,
-                CompileStatus::CompileError | CompileStatus::UnsupportedOnTarget
-            )
-        })
-        .map(|r| {
-            (
-                format!("{} #{}", r.kernel.name, r.kernel.id),
-                r.arch.clone(),
-            )
-        })
-        .collect();
-    let gate_failed = super::gate(&args.fail_on, &report.over_budget(), &compile_errors);
+    output::emit(&report, &args.output)?;
+    let gate_failed = output::gate(&args.output.fail_on, &report.judged());
     Ok(output::exit_code(
         report.stats.failed,
         report.results.len(),

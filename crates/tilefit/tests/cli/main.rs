@@ -6,6 +6,7 @@ mod explain;
 mod faults;
 mod probe;
 mod replay;
+mod report;
 mod toolchain;
 
 use std::io::Write as _;

@@ -538,3 +538,33 @@ fn a_missing_spec_file_and_a_bad_python_are_exit_2() {
     );
     assert!(run.stderr.contains("hint: "), "{}", run.stderr);
 }
+
+#[test]
+fn the_gate_fails_where_a_config_is_over_and_passes_where_all_fit() {
+    let cache = scratch("probe-gate");
+    let spec = fixture("mla_small.toml");
+    let run = probe(&spec, &cache, &["--fail-on", "over-budget"]);
+    assert_eq!(
+        run.code, 1,
+        "BLOCK_N=64 at two stages is over on the RTX PRO 6000: {}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("over budget: "), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("on NVIDIA RTX PRO 6000 Blackwell Server Edition +"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stdout.contains("OVER +"),
+        "the report is printed before the gate: {}",
+        run.stdout
+    );
+    let run = probe(
+        &spec,
+        &cache,
+        &["--fail-on", "over-budget", "--targets", "h100,b200"],
+    );
+    assert_eq!(run.code, 0, "everything fits H100 and B200: {}", run.stderr);
+}
