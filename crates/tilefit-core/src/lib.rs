@@ -20,6 +20,7 @@
 //! ```
 
 pub mod cache;
+pub mod cuda;
 pub mod device;
 pub mod explain;
 pub mod fix;
@@ -31,4 +32,5 @@ pub mod spec;
 pub mod toolchain;
 pub mod units;
 pub mod verdict;
+pub mod verify;
 pub mod worker;

@@ -114,6 +114,12 @@ pub struct CompileOutcome {
     pub error: Option<OutcomeError>,
     /// Seconds the compile took in the worker.
     pub compile_seconds: f64,
+    /// The compiled binary (cubin), when binaries were asked for (`tilefit verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// The kernel's symbol in that binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<String>,
 }
 
 /// Why a job did not produce a size.
@@ -157,6 +163,16 @@ impl CompileOutcome {
                 specialized_to_1: names("specialized_to_1"),
                 error: None,
                 compile_seconds: seconds,
+                binary: reply
+                    .body
+                    .get("binary")
+                    .and_then(Value::as_str)
+                    .map(PathBuf::from),
+                kernel_name: reply
+                    .body
+                    .get("kernel_name")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned),
             },
             Some(error) => CompileOutcome::failure(
                 if error.kind == "unsupported-on-target" {
@@ -184,6 +200,8 @@ impl CompileOutcome {
                 message: message.to_owned(),
             }),
             compile_seconds: 0.0,
+            binary: None,
+            kernel_name: None,
         }
     }
 
@@ -238,6 +256,12 @@ pub struct ProbeResult {
     pub specialized_to_1: Vec<String>,
     /// Seconds the compile took in its worker (when it was compiled, cached or not).
     pub compile_seconds: f64,
+    /// The compiled binary and its kernel symbol, when binaries were asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// The kernel's symbol in the binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<String>,
     /// One verdict per device of this arch.
     pub verdicts: Vec<DeviceVerdict>,
 }
@@ -393,6 +417,8 @@ pub struct ProbeSettings {
     pub cache_dir: PathBuf,
     /// A worker script to run instead of the embedded one (fault injection).
     pub worker_script: Option<PathBuf>,
+    /// Keep each compiled binary in this folder (`tilefit verify`); the cache is not used then.
+    pub binaries: Option<PathBuf>,
 }
 
 /// Progress, for a progress bar.
@@ -471,7 +497,7 @@ pub fn probe(
     let jobs = plan_jobs(spec, bound, targets, &context);
     let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
     let mut recomputed = 0;
-    if settings.use_cache {
+    if settings.use_cache && settings.binaries.is_none() {
         for (slot, planned) in outcomes.iter_mut().zip(&jobs) {
             match cache.get::<CompileOutcome>(&planned.key) {
                 Lookup::Hit(outcome) => *slot = Some((outcome, true)),
@@ -486,13 +512,17 @@ pub fn probe(
         cached: jobs.len() - pending.len(),
         to_compile: pending.len(),
     });
-    let cache = settings.use_cache.then_some(&cache);
+    // Cached outcomes carry no binaries: a run that keeps them compiles everything.
+    let cache = (settings.use_cache && settings.binaries.is_none()).then_some(&cache);
     let spec_error = compile_pending(
         &pool,
         &jobs,
         &pending,
         &configs,
-        cache,
+        Keep {
+            cache,
+            binaries: settings.binaries.as_deref(),
+        },
         &mut outcomes,
         on_event,
     );
@@ -637,6 +667,13 @@ fn plan_jobs(
     jobs
 }
 
+/// Where compile results go besides the report: the result cache, and a folder for binaries.
+#[derive(Clone, Copy)]
+struct Keep<'a> {
+    cache: Option<&'a ResultCache>,
+    binaries: Option<&'a Path>,
+}
+
 /// Compile the pending jobs on the pool, storing each outcome (and caching it) as it arrives.
 /// Returns the first spec error a worker reported (Triton refused a name or a type).
 fn compile_pending(
@@ -644,7 +681,7 @@ fn compile_pending(
     jobs: &[PlannedJob],
     pending: &[usize],
     configs: &[Config],
-    cache: Option<&ResultCache>,
+    keep: Keep<'_>,
     outcomes: &mut [Option<(CompileOutcome, bool)>],
     on_event: &mut dyn FnMut(ProbeEvent),
 ) -> Option<String> {
@@ -652,7 +689,16 @@ fn compile_pending(
         return None;
     }
     let mut spec_error: Option<String> = None;
-    let requests = pending.iter().map(|&i| jobs[i].job.request()).collect();
+    let requests = pending
+        .iter()
+        .map(|&i| {
+            let mut request = jobs[i].job.request();
+            if let Some(dir) = keep.binaries {
+                request["binary_dir"] = Value::from(dir.display().to_string());
+            }
+            request
+        })
+        .collect();
     let mut done = 0;
     pool.run(requests, |position, result| {
         let slot = pending[position];
@@ -665,7 +711,7 @@ fn compile_pending(
         {
             spec_error.get_or_insert_with(|| error.message.clone());
         }
-        if let Some(cache) = cache
+        if let Some(cache) = keep.cache
             && outcome.cacheable()
         {
             // A cache that cannot be written only costs the next run time.
@@ -799,6 +845,8 @@ fn result_for(
         divisible_by_16: outcome.divisible_by_16.clone(),
         specialized_to_1: outcome.specialized_to_1.clone(),
         compile_seconds: outcome.compile_seconds,
+        binary: outcome.binary.clone(),
+        kernel_name: outcome.kernel_name.clone(),
         verdicts,
     }
 }

@@ -41,6 +41,9 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Render a saved `--json` report (probe or replay) again: terminal, Markdown, HTML, gate.
     Report(ReportArgs),
+    /// On a machine with an NVIDIA GPU: compile for its arch and check every prediction against
+    /// the driver (does it accept the kernel's shared memory, does a block fit an SM).
+    Verify(VerifyArgs),
     /// List or install the Python + Triton environments tilefit manages.
     Toolchain(ToolchainArgs),
 }
@@ -92,6 +95,27 @@ pub struct OutputArgs {
     /// near-budget[=PCT] (default 90). Repeat or comma-separate.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<FailOn>,
+}
+
+/// `tilefit verify`.
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// A probe spec (.toml), a Triton cache directory, or a saved report (.json).
+    pub input: PathBuf,
+    /// The GPU to use (CUDA ordinal).
+    #[arg(long, default_value_t = 0)]
+    pub device: i32,
+    /// Write the verification as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Worker processes (default: the number of cores).
+    #[arg(long, short = 'j', value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Seconds one compile may take.
+    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    pub timeout: u64,
+    #[command(flatten)]
+    pub python: PythonArgs,
 }
 
 /// `tilefit report`.
@@ -202,6 +226,9 @@ pub struct DevicesArgs {
     /// Print JSON (schema_version 1) instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// Read the local GPUs' budgets from the CUDA driver and compare them with the table.
+    #[arg(long)]
+    pub live: bool,
 }
 
 /// `tilefit explain`.

@@ -80,6 +80,12 @@ pub struct ReplayResult {
     pub cached: bool,
     /// The Triton version that recompiled it.
     pub replayed_with: String,
+    /// The compiled binary, when binaries were asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// The kernel's symbol in the binary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<String>,
     /// One verdict per device of this arch.
     pub verdicts: Vec<DeviceVerdict>,
 }
@@ -169,6 +175,8 @@ pub struct ReplaySettings {
     pub job_timeout: Duration,
     /// tilefit's cache directory.
     pub cache_dir: PathBuf,
+    /// Keep each compiled binary in this folder (`tilefit verify`); the cache is not used then.
+    pub binaries: Option<PathBuf>,
 }
 
 /// Why a replay could not run.
@@ -367,18 +375,22 @@ impl Group<'_> {
                     .as_bytes(),
                 );
                 if self.settings.use_cache
+                    && self.settings.binaries.is_none()
                     && let Lookup::Hit(outcome) = self.cache.get::<CompileOutcome>(&key)
                 {
                     let replayed_with = self.toolchain.triton_version.clone();
                     outcomes.insert((kernel, arch_index), (outcome, true, replayed_with));
                     continue;
                 }
-                let request = serde_json::json!({
+                let mut request = serde_json::json!({
                     "type": "compile_ir",
                     "ir_file": cached_kernel.ir,
                     "options": options,
                     "target": target,
                 });
+                if let Some(dir) = &self.settings.binaries {
+                    request["binary_dir"] = Value::from(dir.display().to_string());
+                }
                 pending.push(((kernel, arch_index), request, key));
             }
         }
@@ -418,7 +430,7 @@ impl Group<'_> {
                 Ok(reply) => CompileOutcome::from_reply(reply),
                 Err(fault) => CompileOutcome::from_fault(fault),
             };
-            if self.settings.use_cache && outcome.cacheable() {
+            if self.settings.use_cache && self.settings.binaries.is_none() && outcome.cacheable() {
                 let _ = self.cache.put(key, &outcome);
             }
             done += 1;
@@ -482,6 +494,8 @@ fn judge(
                 error: outcome.error,
                 cached,
                 replayed_with,
+                binary: outcome.binary,
+                kernel_name: outcome.kernel_name,
                 verdicts,
             }
         })

@@ -248,6 +248,7 @@ def compile_job(request):
                            if not fn.params[path[0]].is_constexpr and value == 1)
     metadata = kernel.metadata
     return {
+        **keep_binary(request, kernel),
         "shared": int(metadata.shared),
         "num_warps": int(packed_options.num_warps),
         "num_stages": int(packed_options.num_stages),
@@ -266,6 +267,18 @@ class CompileFailed(Exception):
         super().__init__(str(error))
         self.error = error
         self.diagnostic = diagnostic
+
+
+def keep_binary(request, kernel):
+    """With `binary_dir` in the request, write the cubin where tilefit verify will load it."""
+    directory = request.get("binary_dir")
+    if not directory or "cubin" not in kernel.asm:
+        return {}
+    os.makedirs(directory, exist_ok=True)
+    path = os.path.join(directory, f"{kernel.metadata.name}-{os.getpid()}-{time.perf_counter_ns()}.cubin")
+    with open(path, "wb") as out:
+        out.write(kernel.asm["cubin"])
+    return {"binary": path, "kernel_name": kernel.metadata.name}
 
 
 def compile_capturing(source, target, options):
@@ -289,6 +302,7 @@ def compile_ir(request):
     compiled = time.perf_counter()
     metadata = kernel.metadata
     return {
+        **keep_binary(request, kernel),
         "shared": int(metadata.shared),
         "num_warps": int(metadata.num_warps),
         "num_stages": int(metadata.num_stages),

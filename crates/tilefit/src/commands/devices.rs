@@ -15,6 +15,9 @@ use crate::output;
 
 pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
     let table = DeviceTable::builtin().context("loading the embedded device table")?;
+    if args.live {
+        return live(table, args.json);
+    }
     let resolved = resolve_all(table, &args.names)?;
     let listing = if resolved.is_empty() {
         DeviceListing::all(table)
@@ -258,4 +261,80 @@ fn render_sources(listing: &DeviceListing) -> String {
 
 fn opt_count(value: Option<u32>) -> String {
     value.map_or_else(|| "-".to_owned(), |v| format_count(u64::from(v)))
+}
+
+/// `--live`: the driver's numbers for every local GPU beside the table's, field by field. A
+/// disagreement means the table is wrong or the device is new: it is printed loudly and the exit
+/// code is 1.
+fn live(table: &DeviceTable, json: bool) -> anyhow::Result<u8> {
+    let devices =
+        tilefit_core::cuda::live_devices().map_err(|e| hinted(e.to_string(), e.hint()))?;
+    let comparisons: Vec<_> = devices
+        .iter()
+        .map(|d| tilefit_core::cuda::compare(d, table))
+        .collect();
+    let disagreements: usize = comparisons.iter().map(|c| c.disagreements().len()).sum();
+    if json {
+        output::print_json(&serde_json::json!({
+            "schema_version": 1,
+            "devices": comparisons,
+            "disagreements": disagreements,
+        }))?;
+    } else {
+        let mut out = String::new();
+        for c in &comparisons {
+            let d = &c.live;
+            let _ = writeln!(
+                out,
+                "GPU {}: {} (compute capability {}.{}, {}, {} SMs, driver {}.{})\n  resolves to: {}",
+                d.ordinal,
+                d.name,
+                d.compute_capability.0,
+                d.compute_capability.1,
+                d.arch,
+                d.sm_count,
+                d.driver_version / 1000,
+                d.driver_version % 1000 / 10,
+                c.product.as_deref().map_or_else(
+                    || format!(
+                        "no product in the table (compared with {})",
+                        c.arch.as_deref().unwrap_or("no arch either")
+                    ),
+                    |p| format!("{p} ({})", c.arch.as_deref().unwrap_or("?"))
+                )
+            );
+            let rows: Vec<Vec<String>> = c
+                .fields
+                .iter()
+                .map(|f| {
+                    vec![
+                        f.field.clone(),
+                        format_count(f.live.unsigned_abs()),
+                        f.table
+                            .map_or_else(|| "-".to_owned(), |t| format_count(t.unsigned_abs())),
+                        if f.table.is_none() {
+                            "not in the table".to_owned()
+                        } else if f.agrees {
+                            "agrees".to_owned()
+                        } else {
+                            "DISAGREES: the table is wrong or this device is new".to_owned()
+                        },
+                    ]
+                })
+                .collect();
+            out.push_str(&output::table(
+                &["field", "driver", "table", ""],
+                &rows,
+                &[1, 2],
+                "  ",
+            ));
+            out.push('\n');
+        }
+        output::print(&out)?;
+    }
+    if disagreements > 0 {
+        eprintln!("tilefit: {disagreements} driver values disagree with the device table");
+        return Ok(exit_codes::GATE_FAILED);
+    }
+    Ok(exit_codes::OK)
 }

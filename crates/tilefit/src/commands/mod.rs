@@ -7,6 +7,7 @@ mod probe;
 mod replay;
 mod report;
 mod toolchain;
+mod verify;
 
 use crate::cli::{Cli, Command};
 
@@ -18,6 +19,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Probe(args) => probe::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Verify(args) => verify::run(&args),
         Command::Toolchain(args) => toolchain::run(&args),
     }
 }

@@ -43,6 +43,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         job_timeout: Duration::from_secs(args.timeout.max(1)),
         cache_dir: toolchain::default_cache_dir(),
         worker_script: args.worker_script.clone(),
+        binaries: None,
     };
 
     let progress = output::Progress::new();

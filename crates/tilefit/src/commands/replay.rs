@@ -99,6 +99,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         use_cache: !args.no_cache,
         job_timeout: Duration::from_secs(args.timeout.max(1)),
         cache_dir: toolchain::default_cache_dir(),
+        binaries: None,
     };
     let progress = output::Progress::new();
     let mut on_event = |event: ProbeEvent| progress.event(event);
@@ -130,7 +131,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
 
 /// One toolchain per Triton version recorded in the caches: `--python` for all of them when
 /// given (with a note where versions differ), else the managed environment of each version.
-fn toolchains_for(
+pub fn toolchains_for(
     index: &replay::CacheIndex,
     python: &PythonArgs,
 ) -> anyhow::Result<Vec<(Option<String>, toolchain::Toolchain)>> {

@@ -1,0 +1,172 @@
+//! Verification against the hardware: for the local GPU's arch, every compiled kernel's predicted
+//! verdict (its bytes against the table's per-block budget) beside the driver's own (does
+//! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` accept the size, and does at least one
+//! block fit an SM), and whether they agree. The compiles come from a probe or a replay run with
+//! binaries kept; this module only judges and never prints.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cuda::{DriverVerdict, LiveDevice, LiveError, Session};
+use crate::probe::{ProbeReport, ToolInfo};
+use crate::replay::ReplayReport;
+use crate::report::{config_text, varying_axes};
+use crate::verdict::{CompileStatus, VerdictCode};
+
+/// Version of the verify report's JSON shape.
+pub const VERIFY_SCHEMA_VERSION: u32 = 1;
+
+/// One compiled kernel to put before the driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Case {
+    /// Which config or kernel variant it is.
+    pub subject: String,
+    /// The kernel's function name.
+    pub kernel: String,
+    /// `metadata.shared`: the dynamic shared memory a launch asks for.
+    pub shared_bytes: u64,
+    /// Threads per block (num_warps x warp size).
+    pub threads: u32,
+    /// The cubin.
+    pub binary: PathBuf,
+    /// The kernel's symbol in it.
+    pub symbol: String,
+}
+
+/// The prediction and the driver's verdict for one case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    /// Which config or kernel variant.
+    pub subject: String,
+    /// Function name.
+    pub kernel: String,
+    /// Bytes per block.
+    pub shared_bytes: u64,
+    /// Threads per block.
+    pub threads: u32,
+    /// What tilefit predicted from the table: `fits` or `over-budget`.
+    pub predicted: VerdictCode,
+    /// What the driver said.
+    pub driver: DriverVerdict,
+    /// Prediction and driver agree (fits = accepted).
+    pub agrees: bool,
+}
+
+/// A whole verification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// [`VERIFY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `verify`.
+    pub kind: String,
+    /// tilefit's name and version.
+    pub tool: ToolInfo,
+    /// The GPU, as the driver describes it.
+    pub device: LiveDevice,
+    /// The table's per-block budget for its arch: what predictions use.
+    pub table_budget: u64,
+    /// Triton version that compiled.
+    pub triton_version: String,
+    /// The spec, cache or results verified.
+    pub source: String,
+    /// One row per compiled kernel.
+    pub rows: Vec<Row>,
+    /// Configs or kernels that did not compile for this arch (nothing to put before the driver).
+    pub not_compiled: Vec<String>,
+    /// Rows that agree.
+    pub agreed: usize,
+}
+
+/// The cases of a probe run with binaries, plus the subjects that did not compile.
+pub fn probe_cases(report: &ProbeReport, warp_size: u32) -> (Vec<Case>, Vec<String>) {
+    let varying = varying_axes(report);
+    let mut cases = Vec::new();
+    let mut not_compiled = Vec::new();
+    for r in &report.results {
+        let subject = config_text(&r.config, &varying);
+        match (r.status, &r.binary, &r.kernel_name, r.shared_bytes) {
+            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
+                let warps = r
+                    .config
+                    .get("num_warps")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(4);
+                cases.push(Case {
+                    subject,
+                    kernel: report.kernel.function.clone(),
+                    shared_bytes: shared,
+                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
+                    binary: binary.clone(),
+                    symbol: symbol.clone(),
+                });
+            }
+            _ => not_compiled.push(format!(
+                "{subject}: {}",
+                r.error.as_ref().map_or("no binary", |e| e.message.as_str())
+            )),
+        }
+    }
+    (cases, not_compiled)
+}
+
+/// The cases of a replay run with binaries.
+pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut not_compiled = Vec::new();
+    for r in &report.results {
+        let subject = format!("{} #{}", r.kernel.name, r.kernel.id);
+        match (r.status, &r.binary, &r.kernel_name, r.shared_bytes) {
+            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
+                let warps = r
+                    .config
+                    .get("num_warps")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(4);
+                cases.push(Case {
+                    subject,
+                    kernel: r.kernel.name.clone(),
+                    shared_bytes: shared,
+                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
+                    binary: binary.clone(),
+                    symbol: symbol.clone(),
+                });
+            }
+            _ => not_compiled.push(format!(
+                "{subject}: {}",
+                r.error.as_ref().map_or("no binary", |e| e.message.as_str())
+            )),
+        }
+    }
+    (cases, not_compiled)
+}
+
+/// Put every case before the driver.
+pub fn judge(session: &Session, cases: &[Case], table_budget: u64) -> Result<Vec<Row>, LiveError> {
+    cases
+        .iter()
+        .map(|case| {
+            let cubin = std::fs::read(&case.binary).map_err(|e| LiveError::Call {
+                call: "reading the cubin",
+                code: -1,
+                name: format!("{}: {e}", case.binary.display()),
+            })?;
+            let size = u32::try_from(case.shared_bytes).unwrap_or(u32::MAX);
+            let driver = session.judge(&cubin, &case.symbol, size, case.threads)?;
+            let predicted = if case.shared_bytes <= table_budget {
+                VerdictCode::Fits
+            } else {
+                VerdictCode::OverBudget
+            };
+            Ok(Row {
+                subject: case.subject.clone(),
+                kernel: case.kernel.clone(),
+                shared_bytes: case.shared_bytes,
+                threads: case.threads,
+                agrees: (predicted == VerdictCode::Fits) == driver.accepted,
+                predicted,
+                driver,
+            })
+        })
+        .collect()
+}
