@@ -14,7 +14,7 @@ jobs=$(nproc)
 "$TILEFIT" devices --live > "$OUT/live.txt" 2>&1; echo "devices --live exit $?" > "$OUT/summary.txt"
 "$TILEFIT" devices --live --json > "$OUT/live.json" 2>>"$OUT/live.txt"
 for example in attention mla_decode matmul; do
-  "$TILEFIT" verify "examples/$example/spec.toml" --python "$PYTHON" --jobs "$jobs" \
+  "$TILEFIT" verify "examples/$example/spec.toml" --launch --python "$PYTHON" --jobs "$jobs" \
     --json "$OUT/verify_$example.json" > "$OUT/verify_$example.txt" 2>&1
   echo "verify $example exit $?" >> "$OUT/summary.txt"
 done

@@ -262,6 +262,9 @@ pub struct ProbeResult {
     /// The kernel's symbol in the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_name: Option<String>,
+    /// The compile job, kept with binaries so `verify --launch` can launch the same config.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job: Option<CompileJob>,
     /// One verdict per device of this arch.
     pub verdicts: Vec<DeviceVerdict>,
 }
@@ -847,6 +850,7 @@ fn result_for(
         compile_seconds: outcome.compile_seconds,
         binary: outcome.binary.clone(),
         kernel_name: outcome.kernel_name.clone(),
+        job: outcome.binary.is_some().then(|| job.clone()),
         verdicts,
     }
 }

@@ -106,7 +106,22 @@ pub struct ProbeSpec {
     pub targets: Vec<String>,
     /// How to pick the config per device.
     pub recommend: RecommendRule,
+    /// How `tilefit verify --launch` launches a config on a real GPU.
+    pub launch: LaunchSettings,
 }
+
+/// `[launch]`: the grid and the scratch buffers of a test launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSettings {
+    /// Program grid (one to three dimensions).
+    pub grid: Vec<u64>,
+    /// Bytes of each zero-filled pointer argument.
+    pub buffer_bytes: u64,
+}
+
+/// Scratch bytes per pointer argument when the spec does not say: enough for the examples'
+/// first program to read whole 4096 x 4096 fp16 operands.
+pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
 
 /// Why a spec was refused. Each names the file and the field.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -168,6 +183,17 @@ struct RawSpec {
     targets: Option<RawTargets>,
     #[serde(default)]
     recommend: Option<RawRecommend>,
+    #[serde(default)]
+    launch: Option<RawLaunch>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    #[serde(default)]
+    grid: Option<Vec<u64>>,
+    #[serde(default)]
+    buffer_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -272,6 +298,26 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
     }
 
     let recommend = recommend_rule(raw.recommend, &sweep, &placeholders, &field_error)?;
+    let launch = match raw.launch {
+        None => LaunchSettings {
+            grid: vec![1],
+            buffer_bytes: DEFAULT_LAUNCH_BUFFER_BYTES,
+        },
+        Some(raw) => {
+            let grid = raw.grid.unwrap_or_else(|| vec![1]);
+            if grid.is_empty() || grid.len() > 3 || grid.contains(&0) {
+                return Err(field_error(
+                    "[launch].grid",
+                    format!("is {grid:?}"),
+                    "give one to three positive sizes: `grid = [4, 16, 1]`".to_owned(),
+                ));
+            }
+            LaunchSettings {
+                grid,
+                buffer_bytes: raw.buffer_bytes.unwrap_or(DEFAULT_LAUNCH_BUFFER_BYTES),
+            }
+        }
+    };
     Ok(ProbeSpec {
         path: path.to_path_buf(),
         kernel_file,
@@ -283,6 +329,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         sweep,
         targets,
         recommend,
+        launch,
     })
 }
 

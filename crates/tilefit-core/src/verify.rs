@@ -32,6 +32,17 @@ pub struct Case {
     pub binary: PathBuf,
     /// The kernel's symbol in it.
     pub symbol: String,
+    /// The worker request that launches it once on the GPU (`--launch`, spec sources only).
+    pub launch: Option<serde_json::Value>,
+}
+
+/// What a real launch through Triton's JIT said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchOutcome {
+    /// The kernel ran.
+    pub launched: bool,
+    /// What refused it (Triton's OutOfResources, a CUDA error).
+    pub error: Option<String>,
 }
 
 /// The prediction and the driver's verdict for one case.
@@ -49,7 +60,9 @@ pub struct Row {
     pub predicted: VerdictCode,
     /// What the driver said.
     pub driver: DriverVerdict,
-    /// Prediction and driver agree (fits = accepted).
+    /// What a real launch said, with `--launch`.
+    pub launch: Option<LaunchOutcome>,
+    /// Prediction, driver and launch (when made) agree (fits = accepted = launched).
     pub agrees: bool,
 }
 
@@ -78,8 +91,13 @@ pub struct VerifyReport {
     pub agreed: usize,
 }
 
-/// The cases of a probe run with binaries, plus the subjects that did not compile.
-pub fn probe_cases(report: &ProbeReport, warp_size: u32) -> (Vec<Case>, Vec<String>) {
+/// The cases of a probe run with binaries, plus the subjects that did not compile. With
+/// `launch`, each case also carries the request that launches it.
+pub fn probe_cases(
+    report: &ProbeReport,
+    warp_size: u32,
+    launch: Option<&crate::spec::LaunchSettings>,
+) -> (Vec<Case>, Vec<String>) {
     let varying = varying_axes(report);
     let mut cases = Vec::new();
     let mut not_compiled = Vec::new();
@@ -92,7 +110,20 @@ pub fn probe_cases(report: &ProbeReport, warp_size: u32) -> (Vec<Case>, Vec<Stri
                     .get("num_warps")
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(4);
+                let launch_request = launch.zip(r.job.as_ref()).map(|(settings, job)| {
+                    serde_json::json!({
+                        "type": "launch",
+                        "kernel_file": job.kernel_file,
+                        "function": job.function,
+                        "args": job.args,
+                        "constexprs": job.constexprs,
+                        "options": job.options,
+                        "grid": settings.grid,
+                        "buffer_bytes": settings.buffer_bytes,
+                    })
+                });
                 cases.push(Case {
+                    launch: launch_request,
                     subject,
                     kernel: report.kernel.function.clone(),
                     shared_bytes: shared,
@@ -124,6 +155,7 @@ pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<St
                     .and_then(serde_json::Value::as_u64)
                     .unwrap_or(4);
                 cases.push(Case {
+                    launch: None,
                     subject,
                     kernel: r.kernel.name.clone(),
                     shared_bytes: shared,
@@ -141,11 +173,52 @@ pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<St
     (cases, not_compiled)
 }
 
-/// Put every case before the driver.
-pub fn judge(session: &Session, cases: &[Case], table_budget: u64) -> Result<Vec<Row>, LiveError> {
+/// Launch every case that carries a launch request, one after another on one worker.
+pub fn launch_all(pool: &crate::worker::Pool, cases: &[Case]) -> Vec<Option<LaunchOutcome>> {
     cases
         .iter()
         .map(|case| {
+            let request = case.launch.clone()?;
+            Some(match pool.request(request) {
+                Ok(reply) => match reply.error {
+                    Some(error) => LaunchOutcome {
+                        launched: false,
+                        error: Some(format!("{}: {}", error.kind, error.message)),
+                    },
+                    None => LaunchOutcome {
+                        launched: reply
+                            .body
+                            .get("launched")
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(false),
+                        error: reply
+                            .body
+                            .get("launch_error")
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_owned),
+                    },
+                },
+                Err(fault) => LaunchOutcome {
+                    launched: false,
+                    error: Some(fault.to_string()),
+                },
+            })
+        })
+        .collect()
+}
+
+/// Put every case before the driver; `launches` (one per case, from [`launch_all`]) join the
+/// agreement where present.
+pub fn judge(
+    session: &Session,
+    cases: &[Case],
+    table_budget: u64,
+    launches: &[Option<LaunchOutcome>],
+) -> Result<Vec<Row>, LiveError> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(index, case)| {
             let cubin = std::fs::read(&case.binary).map_err(|e| LiveError::Call {
                 call: "reading the cubin",
                 code: -1,
@@ -158,14 +231,18 @@ pub fn judge(session: &Session, cases: &[Case], table_budget: u64) -> Result<Vec
             } else {
                 VerdictCode::OverBudget
             };
+            let launch = launches.get(index).cloned().flatten();
+            let fits = predicted == VerdictCode::Fits;
             Ok(Row {
                 subject: case.subject.clone(),
                 kernel: case.kernel.clone(),
                 shared_bytes: case.shared_bytes,
                 threads: case.threads,
-                agrees: (predicted == VerdictCode::Fits) == driver.accepted,
+                agrees: fits == driver.accepted
+                    && launch.as_ref().is_none_or(|l| l.launched == fits),
                 predicted,
                 driver,
+                launch,
             })
         })
         .collect()

@@ -108,6 +108,10 @@ pub struct VerifyArgs {
     /// Write the verification as JSON to FILE (`-` for stdout).
     #[arg(long, value_name = "FILE")]
     pub json: Option<String>,
+    /// Also launch each config once through Triton's JIT on zero-filled scratch buffers (the
+    /// spec's [launch] table: grid, buffer_bytes). Needs torch; spec inputs only.
+    #[arg(long)]
+    pub launch: bool,
     /// Worker processes (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,

@@ -1,7 +1,8 @@
 """tilefit's compile worker: JSON lines in on stdin, JSON lines out on stdout.
 
 Requests: `inspect` (a kernel's parameters), `compile` (a spec config, through the JIT's own
-specialization) and `compile_ir` (a cached kernel's IR file, for replay).
+specialization), `compile_ir` (a cached kernel's IR file, for replay) and `launch` (a spec config
+launched once on the local GPU, for `tilefit verify --launch`).
 
 Embedded in the tilefit binary and run as `python -I -B -u -c <this file>`. The first line it writes
 is a handshake; then one reply per request, in order. Only protocol lines go to stdout: file
@@ -290,6 +291,39 @@ def compile_capturing(source, target, options):
         raise CompileFailed(error, compiler_diagnostic(getattr(diagnostics, "text", ""))) from error
 
 
+def launch_job(request):
+    """Launch a spec config once on the local GPU through Triton's JIT, on zero-filled scratch
+    buffers of `buffer_bytes` each (the spec's [launch] table), with the spec's scalar values.
+    Needs torch and a GPU; reports whether the launch went through or what refused it."""
+    try:
+        import torch
+    except ImportError:
+        raise JobError("toolchain", "launching needs torch in this Python")
+    if not torch.cuda.is_available():
+        raise JobError("toolchain", "launching needs a GPU torch can see")
+    fn, _ = load_function(request["kernel_file"], request["function"])
+    arguments = {}
+    for name, arg in request["args"].items():
+        if arg["type"].startswith("*"):
+            dtype = tl.str_to_ty(arg["type"], None).element_ty
+            raw = torch.zeros(int(request["buffer_bytes"]), dtype=torch.uint8, device="cuda")
+            torch_dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
+                                          "fp64": "float64", "int32": "int32", "int64": "int64", "int8": "int8",
+                                          "int16": "int16", "uint8": "uint8", "int1": "bool",
+                                          "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}.get(str(dtype), "uint8"))
+            arguments[name] = raw.view(torch_dtype)
+        else:
+            arguments[name] = arg.get("value", 1.0)
+    arguments.update(request["constexprs"])
+    grid = tuple(request.get("grid") or (1,))
+    try:
+        compiled = fn[grid](**arguments, **request["options"])
+        torch.cuda.synchronize()
+    except Exception as error:
+        return {"launched": False, "launch_error": f"{type(error).__name__}: {str(error).splitlines()[0]}"}
+    return {"launched": True, "shared": int(compiled.metadata.shared)}
+
+
 def compile_ir(request):
     """Recompile a cached kernel from its IR file for another target. Only the IR is read: nothing
     from the cache is imported or executed."""
@@ -374,6 +408,8 @@ def serve():
                 body = compile_job(request)
             elif request.get("type") == "compile_ir":
                 body = compile_ir(request)
+            elif request.get("type") == "launch":
+                body = launch_job(request)
             else:
                 raise JobError("internal", f"unknown request type {request.get('type')!r}")
             reply.update({"status": "ok", **body})

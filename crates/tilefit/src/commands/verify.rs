@@ -15,7 +15,7 @@ use tilefit_core::probe::{self, ProbeEvent, ProbeSettings, TargetDevice, ToolInf
 use tilefit_core::replay::{self, ReplaySettings};
 use tilefit_core::toolchain;
 use tilefit_core::units::format_count;
-use tilefit_core::verify::{self, Case, VerifyReport};
+use tilefit_core::verify::{self, Case, LaunchOutcome, VerifyReport};
 
 use super::output::Progress;
 use crate::cli::VerifyArgs;
@@ -99,7 +99,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         &binaries,
         u32::try_from(device.warp_size).unwrap_or(32),
     );
-    let (cases, not_compiled, triton_version, source) = match compiled {
+    let (cases, launches, not_compiled, triton_version, source) = match compiled {
         Ok(compiled) => compiled,
         Err(error) => {
             let _ = std::fs::remove_dir_all(&binaries);
@@ -110,6 +110,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         &device,
         &target,
         &cases,
+        &launches,
         not_compiled,
         triton_version,
         source,
@@ -133,8 +134,15 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
     Ok(exit_codes::OK)
 }
 
-/// What `compile` hands over: the cases, what did not compile, the Triton version, the source.
-type Compiled = (Vec<Case>, Vec<String>, String, String);
+/// What `compile` hands over: the cases, their launches (with `--launch`), what did not compile,
+/// the Triton version, the source.
+type Compiled = (
+    Vec<Case>,
+    Vec<Option<LaunchOutcome>>,
+    Vec<String>,
+    String,
+    String,
+);
 
 /// Compile the input for the local arch, keeping binaries in `binaries`.
 fn compile(
@@ -171,13 +179,39 @@ fn compile(
                 &mut on_event,
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let (cases, not_compiled) = verify::probe_cases(&report, warp);
+            let (cases, not_compiled) =
+                verify::probe_cases(&report, warp, args.launch.then_some(&spec.launch));
+            let launches = if args.launch {
+                progress.finish();
+                eprintln!(
+                    "tilefit: launching {} configs once each on the GPU",
+                    cases.len()
+                );
+                let pool = tilefit_core::worker::Pool::new(
+                    tilefit_core::worker::WorkerCommand::embedded(
+                        toolchain.python.clone(),
+                        binaries.join("triton-cache"),
+                    ),
+                    1,
+                    timeout,
+                );
+                verify::launch_all(&pool, &cases)
+            } else {
+                Vec::new()
+            };
             (
                 cases,
+                launches,
                 not_compiled,
                 report.triton_version,
                 path.display().to_string(),
             )
+        }
+        Source::Caches(_) if args.launch => {
+            return Err(hinted(
+                "`--launch` needs a spec: a cached kernel's arguments are not known",
+                "verify a spec with --launch, or drop --launch for a cache",
+            ));
         }
         Source::Caches(caches) => {
             let index =
@@ -206,7 +240,13 @@ fn compile(
                 .map(|v| v.replayed_with.clone())
                 .collect();
             let caches: Vec<String> = caches.iter().map(|c| c.display().to_string()).collect();
-            (cases, not_compiled, versions.join(", "), caches.join(", "))
+            (
+                cases,
+                Vec::new(),
+                not_compiled,
+                versions.join(", "),
+                caches.join(", "),
+            )
         }
     };
     progress.finish();
@@ -217,12 +257,13 @@ fn judge_all(
     device: &LiveDevice,
     target: &TargetDevice,
     cases: &[Case],
+    launches: &[Option<LaunchOutcome>],
     not_compiled: Vec<String>,
     triton_version: String,
     source: String,
 ) -> anyhow::Result<VerifyReport> {
     let session = Session::open(device.ordinal).map_err(|e| hinted(e.to_string(), e.hint()))?;
-    let rows = verify::judge(&session, cases, target.smem_per_block_optin)
+    let rows = verify::judge(&session, cases, target.smem_per_block_optin, launches)
         .map_err(|e| hinted(e.to_string(), e.hint()))?;
     Ok(VerifyReport {
         schema_version: verify::VERIFY_SCHEMA_VERSION,
