@@ -322,6 +322,13 @@ fn render(report: &VerifyReport) -> String {
                     .registers
                     .map(|x| x.to_string())
                     .unwrap_or_default(),
+                r.launch.as_ref().map_or_else(String::new, |l| {
+                    if l.launched {
+                        "launched".to_owned()
+                    } else {
+                        format!("refused: {}", l.error.as_deref().unwrap_or("?"))
+                    }
+                }),
                 if r.agrees {
                     "yes".to_owned()
                 } else {
@@ -337,6 +344,7 @@ fn render(report: &VerifyReport) -> String {
             "predicted",
             "driver",
             "regs",
+            "launch",
             "agree",
         ],
         &rows,
