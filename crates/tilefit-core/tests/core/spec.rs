@@ -90,7 +90,11 @@ fn sweeps_expand_outermost_axis_first() {
 
 #[test]
 fn the_bundled_examples_parse() {
-    for example in ["mla_decode/spec.toml", "matmul/spec.toml"] {
+    for example in [
+        "mla_decode/spec.toml",
+        "matmul/spec.toml",
+        "attention/spec.toml",
+    ] {
         let spec = tilefit_core::spec::load(&examples().join(example))
             .unwrap_or_else(|e| panic!("{example}: {e}"));
         assert!(!spec.configs().is_empty());
@@ -166,4 +170,23 @@ fn toml_errors_carry_the_file_and_position() {
         }
         other => panic!("{other:?}"),
     }
+}
+
+#[test]
+fn the_launch_table_has_defaults_and_checks_the_grid() {
+    let spec = spec_at_examples(ISSUE_SHAPE).unwrap();
+    assert_eq!(spec.launch.grid, [1]);
+    assert_eq!(
+        spec.launch.buffer_bytes,
+        tilefit_core::spec::DEFAULT_LAUNCH_BUFFER_BYTES
+    );
+    let spec = spec_at_examples(&format!(
+        "{ISSUE_SHAPE}[launch]\ngrid = [2, 16, 8]\nbuffer_bytes = 1048576\n"
+    ))
+    .unwrap();
+    assert_eq!(spec.launch.grid, [2, 16, 8]);
+    assert_eq!(spec.launch.buffer_bytes, 1_048_576);
+    let (field, _, fix) = field_error(&format!("{ISSUE_SHAPE}[launch]\ngrid = [0]\n"));
+    assert_eq!(field, "[launch].grid");
+    assert!(fix.contains("one to three positive sizes"));
 }
