@@ -67,6 +67,10 @@ pub struct CompileJob {
     pub options: BTreeMap<String, Value>,
     /// The target.
     pub target: Target,
+    /// Run the whole compile (through the cubin) instead of stopping once shared memory is
+    /// allocated; part of the key, so the two never share a cache entry.
+    #[serde(default)]
+    pub full: bool,
 }
 
 impl CompileJob {

@@ -422,6 +422,8 @@ pub struct ProbeSettings {
     pub worker_script: Option<PathBuf>,
     /// Keep each compiled binary in this folder (`tilefit verify`); the cache is not used then.
     pub binaries: Option<PathBuf>,
+    /// Compile through the cubin instead of stopping after shared-memory allocation.
+    pub full_compile: bool,
 }
 
 /// Progress, for a progress bar.
@@ -497,7 +499,7 @@ pub fn probe(
         .map(|config| job::bind(spec, &params, config))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let jobs = plan_jobs(spec, bound, targets, &context);
+    let jobs = plan_jobs(spec, bound, targets, &context, settings.full_compile);
     let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
     let mut recomputed = 0;
     if settings.use_cache && settings.binaries.is_none() {
@@ -641,6 +643,7 @@ fn plan_jobs(
     bound: Vec<job::BoundConfig>,
     targets: &[TargetDevice],
     context: &KeyContext<'_>,
+    full: bool,
 ) -> Vec<PlannedJob> {
     let mut archs: Vec<Target> = Vec::new();
     for device in targets {
@@ -658,6 +661,7 @@ fn plan_jobs(
                 constexprs: binding.constexprs.clone(),
                 options: binding.options.clone(),
                 target: target.clone(),
+                full,
             };
             let key = job::job_key(&job, context);
             jobs.push(PlannedJob {

@@ -156,6 +156,10 @@ pub struct ReplayArgs {
     /// Seconds one compile may take before its worker is killed and the job marked failed.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub timeout: u64,
+    /// Compile through the cubin instead of stopping once shared memory is allocated (slower;
+    /// the sizes are the same, which the tests check on every example).
+    #[arg(long)]
+    pub full_compile: bool,
     #[command(flatten)]
     pub python: PythonArgs,
 }
@@ -194,6 +198,10 @@ pub struct ProbeArgs {
     /// Seconds one compile may take before its worker is killed and the job marked failed.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub timeout: u64,
+    /// Compile through the cubin instead of stopping once shared memory is allocated (slower;
+    /// the sizes are the same, which the tests check on every example).
+    #[arg(long)]
+    pub full_compile: bool,
     #[command(flatten)]
     pub python: PythonArgs,
     /// Run this worker script instead of the embedded one (testing only).

@@ -177,6 +177,8 @@ pub struct ReplaySettings {
     pub cache_dir: PathBuf,
     /// Keep each compiled binary in this folder (`tilefit verify`); the cache is not used then.
     pub binaries: Option<PathBuf>,
+    /// Compile through the cubin instead of stopping after shared-memory allocation.
+    pub full_compile: bool,
 }
 
 /// Why a replay could not run.
@@ -370,6 +372,7 @@ impl Group<'_> {
                         "triton": self.toolchain.triton_version,
                         "python": self.toolchain.python_version,
                         "worker": worker_digest,
+                        "full": self.settings.full_compile,
                     })
                     .to_string()
                     .as_bytes(),
@@ -387,6 +390,7 @@ impl Group<'_> {
                     "ir_file": cached_kernel.ir,
                     "options": options,
                     "target": target,
+                    "full": self.settings.full_compile,
                 });
                 if let Some(dir) = &self.settings.binaries {
                     request["binary_dir"] = Value::from(dir.display().to_string());

@@ -240,7 +240,8 @@ def compile_job(request):
         raise JobError("bad-spec", f"{type(error).__name__}: {error}".replace('"', "'"))
     specialized = time.perf_counter()
     source = ASTSource(fn, signature, constexprs, attrs)
-    kernel = compile_capturing(source, target, packed_options.__dict__)
+    full = bool(request.get("full")) or bool(request.get("binary_dir"))
+    kernel = compile_capturing(source, target, packed_options.__dict__, full=full)
     compiled = time.perf_counter()
     names = [p.name for p in fn.params]
     divisible = sorted(names[path[0]] for path, attr in attrs.items()
@@ -282,13 +283,108 @@ def keep_binary(request, kernel):
     return {"binary": path, "kernel_name": kernel.metadata.name}
 
 
-def compile_capturing(source, target, options):
+class AllocationDone(Exception):
+    """Raised inside the backend's llir stage once shared memory is allocated: the size is known
+    and everything after (LLVM lowering, ptx, cubin) only serves code generation."""
+
+    def __init__(self, module):
+        super().__init__("shared memory allocated")
+        self.shared = int(module.get_int_attr("ttg.shared") or 0)
+        try:
+            self.tmem_size = module.get_int_attr("ttg.tensor_memory_size")
+        except Exception:
+            self.tmem_size = None
+
+
+# The early stop follows each Triton version's own llir pass list instead of copying it: every
+# `add_*` pass function of Triton's pass namespaces is wrapped once; inside the llir stage of a
+# compile that asked for it, the first pass added after the shared-memory allocation (other than
+# further allocations) runs the passes queued so far, reads `ttg.shared` and stops the compile.
+# Outside that window the wrappers only forward. If a Triton version names its passes so that the
+# window never opens, the compile simply runs to the end: a full compile, never a wrong size.
+EARLY = {"wanted": False, "active": False, "allocated": False, "module": None}
+
+
+def _run_pass_manager(pm, module):
+    try:
+        pm.run(module, "make_llir")
+    except TypeError:
+        pm.run(module)
+
+
+def _wrap_pass(name, function):
+    def add(pm, *args, **kwargs):
+        if EARLY["active"] and EARLY["allocated"] and "allocate" not in name:
+            _run_pass_manager(pm, EARLY["module"])
+            raise AllocationDone(EARLY["module"])
+        result = function(pm, *args, **kwargs)
+        if EARLY["active"] and "allocate_shared_memory" in name:
+            EARLY["allocated"] = True
+        return result
+
+    add.__name__ = name
+    add.__doc__ = getattr(function, "__doc__", None)
+    return add
+
+
+def _install_early_stop():
+    import triton._C.libtriton as libtriton
+    roots = [getattr(libtriton, "passes", None)]
+    for backend in ("nvidia", "amd"):
+        roots.append(getattr(getattr(libtriton, backend, None), "passes", None))
+    for root in filter(None, roots):
+        for namespace_name in dir(root):
+            namespace = getattr(root, namespace_name)
+            if not isinstance(namespace, types.ModuleType):
+                continue
+            for name in dir(namespace):
+                if name.startswith("add_") and callable(getattr(namespace, name)):
+                    setattr(namespace, name, _wrap_pass(name, getattr(namespace, name)))
+    from triton.backends.compiler import BaseBackend
+    for backend_class in {type(make_backend(GPUTarget("cuda", 90, 32))), type(make_backend(GPUTarget("hip", "gfx942", 64)))}:
+        original = backend_class.add_stages
+
+        def add_stages(self, stages, options, *rest, __original=original):
+            __original(self, stages, options, *rest)
+            if "llir" not in stages:
+                return
+            inner = stages["llir"]
+
+            def llir(src, metadata):
+                EARLY.update(active=EARLY["wanted"], allocated=False, module=src)
+                try:
+                    return inner(src, metadata)
+                finally:
+                    EARLY.update(active=False, allocated=False, module=None)
+
+            stages["llir"] = llir
+
+        backend_class.add_stages = add_stages
+    del BaseBackend
+
+
+class SizeOnly:
+    """What an early-stopped compile leaves: the sizes, no binary."""
+
+    def __init__(self, done, options):
+        self.metadata = types.SimpleNamespace(shared=done.shared, tmem_size=done.tmem_size,
+                                              num_warps=options.get("num_warps"),
+                                              num_stages=options.get("num_stages"), name=None)
+        self.asm = {}
+
+
+def compile_capturing(source, target, options, full=True):
     diagnostics = CapturedDiagnostics()
+    EARLY["wanted"] = not full
     try:
         with diagnostics:
             return triton.compile(source, target=target, options=options)
+    except AllocationDone as done:
+        return SizeOnly(done, options)
     except Exception as error:
         raise CompileFailed(error, compiler_diagnostic(getattr(diagnostics, "text", ""))) from error
+    finally:
+        EARLY["wanted"] = False
 
 
 def launch_job(request):
@@ -332,14 +428,15 @@ def compile_ir(request):
         raise JobError("bad-spec", f"{path} is not a Triton IR file")
     target = target_of(request["target"])
     started = time.perf_counter()
-    kernel = compile_capturing(path, target, dict(request["options"]))
+    full = bool(request.get("full")) or bool(request.get("binary_dir"))
+    kernel = compile_capturing(path, target, dict(request["options"]), full=full)
     compiled = time.perf_counter()
     metadata = kernel.metadata
     return {
         **keep_binary(request, kernel),
         "shared": int(metadata.shared),
-        "num_warps": int(metadata.num_warps),
-        "num_stages": int(metadata.num_stages),
+        "num_warps": int(metadata.num_warps or request["options"].get("num_warps") or 4),
+        "num_stages": int(metadata.num_stages or request["options"].get("num_stages") or 0),
         "tmem_size": getattr(metadata, "tmem_size", None),
         "timings": {"compile_s": compiled - started},
     }
@@ -394,6 +491,7 @@ def serve():
     })
     if IMPORT_ERROR is None:
         _torch_stand_in()
+        _install_early_stop()
     for line in sys.stdin:
         if not line.strip():
             continue

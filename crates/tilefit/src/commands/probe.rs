@@ -44,6 +44,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         cache_dir: toolchain::default_cache_dir(),
         worker_script: args.worker_script.clone(),
         binaries: None,
+        full_compile: args.full_compile,
     };
 
     let progress = output::Progress::new();

@@ -100,6 +100,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         job_timeout: Duration::from_secs(args.timeout.max(1)),
         cache_dir: toolchain::default_cache_dir(),
         binaries: None,
+        full_compile: args.full_compile,
     };
     let progress = output::Progress::new();
     let mut on_event = |event: ProbeEvent| progress.event(event);

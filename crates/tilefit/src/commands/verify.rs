@@ -170,6 +170,7 @@ fn compile(
                 cache_dir: toolchain::default_cache_dir(),
                 worker_script: None,
                 binaries: Some(binaries.to_path_buf()),
+                full_compile: true,
             };
             let report = probe::probe(
                 &spec,
@@ -223,6 +224,7 @@ fn compile(
                 job_timeout: timeout,
                 cache_dir: toolchain::default_cache_dir(),
                 binaries: Some(binaries.to_path_buf()),
+                full_compile: true,
             };
             let report = replay::replay(
                 &index,

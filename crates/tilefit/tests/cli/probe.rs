@@ -568,3 +568,55 @@ fn the_gate_fails_where_a_config_is_over_and_passes_where_all_fit() {
     );
     assert_eq!(run.code, 0, "everything fits H100 and B200: {}", run.stderr);
 }
+
+/// `(config index, arch) -> (status, bytes)` of a probe report.
+fn cells(report: &Value) -> Vec<(u64, String, String, Option<u64>)> {
+    let mut cells: Vec<_> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["config_index"].as_u64().unwrap(),
+                r["arch"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+                r["shared_bytes"].as_u64(),
+            )
+        })
+        .collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn stopping_after_allocation_gives_the_full_compile_s_bytes_on_every_example() {
+    // Every config of every example, on every target of its fleet (the MLA example's default
+    // fleet has an NVIDIA arch of each budget class and two AMD ones): the early stop and the
+    // full compile through the cubin must agree byte for byte.
+    for example in ["mla_decode", "matmul", "attention"] {
+        let spec = format!(
+            "{}/../../examples/{example}/spec.toml",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let early = json_of(&probe(
+            &spec,
+            &scratch(&format!("early-{example}")),
+            &["--json", "-"],
+        ));
+        let full = json_of(&probe(
+            &spec,
+            &scratch(&format!("full-{example}")),
+            &["--json", "-", "--full-compile"],
+        ));
+        let (early, full) = (cells(&early), cells(&full));
+        assert!(!early.is_empty());
+        assert_eq!(
+            early, full,
+            "{example}: the early stop and the full compile disagree"
+        );
+        assert!(
+            early.iter().any(|(_, _, status, _)| status == "ok"),
+            "{example}"
+        );
+    }
+}
