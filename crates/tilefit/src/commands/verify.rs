@@ -184,19 +184,7 @@ fn compile(
                 verify::probe_cases(&report, warp, args.launch.then_some(&spec.launch));
             let launches = if args.launch {
                 progress.finish();
-                eprintln!(
-                    "tilefit: launching {} configs once each on the GPU",
-                    cases.len()
-                );
-                let pool = tilefit_core::worker::Pool::new(
-                    tilefit_core::worker::WorkerCommand::embedded(
-                        toolchain.python.clone(),
-                        binaries.join("triton-cache"),
-                    ),
-                    1,
-                    timeout,
-                );
-                verify::launch_all(&pool, &cases)
+                launch(&cases, &toolchain.python, binaries, timeout)
             } else {
                 Vec::new()
             };
@@ -253,6 +241,28 @@ fn compile(
     };
     progress.finish();
     Ok(compiled)
+}
+
+/// Launch every case once, on one worker of the toolchain's Python (it needs torch and the GPU).
+fn launch(
+    cases: &[Case],
+    python: &Path,
+    binaries: &Path,
+    timeout: Duration,
+) -> Vec<Option<LaunchOutcome>> {
+    eprintln!(
+        "tilefit: launching {} configs once each on the GPU",
+        cases.len()
+    );
+    let pool = tilefit_core::worker::Pool::new(
+        tilefit_core::worker::WorkerCommand::embedded(
+            python.to_path_buf(),
+            binaries.join("triton-cache"),
+        ),
+        1,
+        timeout,
+    );
+    verify::launch_all(&pool, cases)
 }
 
 fn judge_all(
