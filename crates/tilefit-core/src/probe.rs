@@ -695,6 +695,19 @@ fn compile_pending(
     if pending.is_empty() {
         return None;
     }
+    // Identical jobs (same key: same kernel source, config and arch) compile once.
+    let mut twins: Vec<(usize, usize)> = Vec::new();
+    let mut unique: Vec<usize> = Vec::new();
+    for &slot in pending {
+        match unique.iter().find(|&&u| jobs[u].key == jobs[slot].key) {
+            Some(&original) => twins.push((slot, original)),
+            None => unique.push(slot),
+        }
+    }
+    // The slowest jobs first (the pool keeps this order within each arch), so the sweep does not
+    // end waiting on one long compile.
+    unique.sort_by_key(|&slot| std::cmp::Reverse(cost_estimate(&jobs[slot].job)));
+    let pending = unique.as_slice();
     let mut spec_error: Option<String> = None;
     let requests = pending
         .iter()
@@ -737,7 +750,60 @@ fn compile_pending(
         });
         outcomes[slot] = Some((outcome, false));
     });
+    for (slot, original) in twins {
+        let twin = outcomes[original].clone();
+        outcomes[slot] = twin;
+    }
     spec_error
+}
+
+/// A rough, monotone guess of a compile's cost: bigger tiles and deeper pipelines take longer.
+fn cost_estimate(job: &CompileJob) -> u64 {
+    let numbers = job
+        .constexprs
+        .values()
+        .chain(job.options.values())
+        .filter_map(Value::as_u64)
+        .filter(|&v| v > 1);
+    numbers.fold(1_u64, u64::saturating_mul)
+}
+
+/// The compile jobs a probe would run, without compiling: for the benchmark's baseline, which
+/// compiles the same jobs in a plain Python loop.
+pub fn plan(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &ProbeSettings,
+) -> Result<Vec<CompileJob>, ProbeError> {
+    let io_error = |source| ProbeError::Io {
+        path: spec.kernel_file.display().to_string(),
+        source,
+    };
+    let kernel_digest = job::kernel_digest(&spec.kernel_file).map_err(io_error)?;
+    let worker_digest = job::sha256(crate::worker::WORKER_SCRIPT.as_bytes());
+    let context = KeyContext {
+        kernel_digest: &kernel_digest,
+        triton: &toolchain.triton_version,
+        python: &toolchain.python_version,
+        worker: &worker_digest,
+    };
+    let scratch = TritonScratch::new(&settings.cache_dir);
+    let command = WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone());
+    let pool = Pool::new(command, 1, settings.job_timeout);
+    let cache = ResultCache::new(&settings.cache_dir);
+    let params = kernel_params(spec, &pool, &cache, settings.use_cache, &context)?;
+    let bound = spec
+        .configs()
+        .iter()
+        .map(|config| job::bind(spec, &params, config))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(
+        plan_jobs(spec, bound, targets, &context, settings.full_compile)
+            .into_iter()
+            .map(|planned| planned.job)
+            .collect(),
+    )
 }
 
 /// A private TRITON_CACHE_DIR for the workers, removed when the probe ends, so Triton's own cache

@@ -204,6 +204,9 @@ pub struct ProbeArgs {
     pub full_compile: bool,
     #[command(flatten)]
     pub python: PythonArgs,
+    /// Write the compile jobs as JSON to FILE and stop without compiling (benchmark baseline).
+    #[arg(long, hide = true, value_name = "FILE")]
+    pub dump_jobs: Option<PathBuf>,
     /// Run this worker script instead of the embedded one (testing only).
     #[arg(long, env = "TILEFIT_WORKER_SCRIPT", hide = true)]
     pub worker_script: Option<PathBuf>,

@@ -38,7 +38,7 @@ def _claim_stdout():
     return os.fdopen(protocol_fd, "w", buffering=1, encoding="utf-8")
 
 
-PROTOCOL_OUT = _claim_stdout()
+PROTOCOL_OUT = None
 
 
 def send(message):
@@ -480,6 +480,8 @@ def classify(error):
 
 
 def serve():
+    global PROTOCOL_OUT
+    PROTOCOL_OUT = _claim_stdout()
     send({
         "type": "hello",
         "protocol": PROTOCOL,
@@ -520,4 +522,5 @@ def serve():
         send(reply)
 
 
-serve()
+if __name__ == "__main__":
+    serve()

@@ -47,6 +47,14 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         full_compile: args.full_compile,
     };
 
+    if let Some(path) = &args.dump_jobs {
+        let jobs = probe::plan(&spec, &targets, &toolchain, &settings)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        std::fs::write(path, serde_json::to_string_pretty(&jobs)? + "\n")
+            .with_context(|| format!("writing `{}`", path.display()))?;
+        eprintln!("tilefit: wrote {} jobs to {}", jobs.len(), path.display());
+        return Ok(crate::exit_codes::OK);
+    }
     let progress = output::Progress::new();
     let mut on_event = |event: ProbeEvent| {
         if let ProbeEvent::Planned {
