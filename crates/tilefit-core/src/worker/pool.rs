@@ -6,7 +6,8 @@
 //! A worker process compiles for one target arch in its life: Triton keeps per-process compiler
 //! state, and with Triton 3.6.0 a gfx942 compile after a gfx950 one in the same process fails
 //! ("instruction not supported on this GPU") where a fresh process succeeds. The queue is ordered
-//! by arch, so a worker is replaced only when its thread moves on to the next arch.
+//! by arch: each thread starts on an arch of its own (threads spread over the archs), keeps to it
+//! while it has jobs, and only then helps another arch with a fresh worker.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -62,24 +63,16 @@ impl Pool {
         mut on_done: impl FnMut(usize, Result<Reply, WorkerFault>),
     ) {
         let total = requests.len();
-        let mut ordered: Vec<(usize, serde_json::Value)> =
-            requests.into_iter().enumerate().collect();
-        ordered.sort_by_key(|(_, request)| arch_of(request));
-        let queue: Mutex<VecDeque<(usize, serde_json::Value)>> =
-            Mutex::new(ordered.into_iter().collect());
+        let queue = ArchQueues::new(requests);
         let (sender, receiver) = mpsc::channel();
         std::thread::scope(|scope| {
-            for _ in 0..self.size.min(total) {
+            for thread in 0..self.size.min(total) {
                 let sender = sender.clone();
                 let queue = &queue;
                 scope.spawn(move || {
                     let mut worker: Option<Worker> = self.idle.lock().expect("pool lock").pop();
                     let mut worker_arch: Option<String> = None;
-                    loop {
-                        let Some((index, request)) = queue.lock().expect("queue lock").pop_front()
-                        else {
-                            break;
-                        };
+                    while let Some((index, request)) = queue.next(thread, worker_arch.as_deref()) {
                         let arch = arch_of(&request);
                         if worker_arch.is_some() && worker_arch != arch {
                             // A fresh process for a new arch (see the module docs).
@@ -122,4 +115,47 @@ fn arch_of(request: &serde_json::Value) -> Option<String> {
         .and_then(|t| t.get("arch"))
         .and_then(serde_json::Value::as_str)
         .map(str::to_owned)
+}
+
+/// Jobs grouped by arch, in order within each group. A thread takes from the arch its worker
+/// already compiles for; a thread without one starts on the arch its number points at; a thread
+/// whose arch ran out takes from the arch with the most jobs left.
+struct ArchQueues {
+    groups: Mutex<Vec<ArchGroup>>,
+}
+
+/// One arch's jobs: (index in the batch, request).
+type ArchGroup = (Option<String>, VecDeque<(usize, serde_json::Value)>);
+
+impl ArchQueues {
+    fn new(requests: Vec<serde_json::Value>) -> ArchQueues {
+        let mut groups: Vec<ArchGroup> = Vec::new();
+        for (index, request) in requests.into_iter().enumerate() {
+            let arch = arch_of(&request);
+            match groups.iter_mut().find(|(a, _)| *a == arch) {
+                Some((_, queue)) => queue.push_back((index, request)),
+                None => groups.push((arch, VecDeque::from([(index, request)]))),
+            }
+        }
+        ArchQueues {
+            groups: Mutex::new(groups),
+        }
+    }
+
+    fn next(&self, thread: usize, current: Option<&str>) -> Option<(usize, serde_json::Value)> {
+        let mut groups = self.groups.lock().expect("queue lock");
+        if groups.is_empty() {
+            return None;
+        }
+        let preferred = match current {
+            Some(arch) => groups.iter().position(|(a, _)| a.as_deref() == Some(arch)),
+            None => Some(thread % groups.len()),
+        };
+        let chosen = preferred.filter(|&i| !groups[i].1.is_empty()).or_else(|| {
+            (0..groups.len())
+                .filter(|&i| !groups[i].1.is_empty())
+                .max_by_key(|&i| groups[i].1.len())
+        })?;
+        groups[chosen].1.pop_front()
+    }
 }
