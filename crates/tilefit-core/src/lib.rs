@@ -20,6 +20,7 @@
 //! ```
 
 pub mod cache;
+pub mod cancel;
 pub mod cuda;
 pub mod device;
 pub mod explain;

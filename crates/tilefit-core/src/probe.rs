@@ -205,7 +205,19 @@ impl CompileOutcome {
         }
     }
 
+    /// A job an interrupt (SIGINT/SIGTERM) kept from running.
+    pub(crate) fn interrupted() -> CompileOutcome {
+        CompileOutcome::failure(
+            CompileStatus::Failed,
+            "interrupted",
+            "the run was interrupted before this job ran",
+        )
+    }
+
     pub(crate) fn from_fault(fault: &WorkerFault) -> CompileOutcome {
+        if *fault == WorkerFault::Interrupted {
+            return CompileOutcome::interrupted();
+        }
         let last_words = fault
             .stderr()
             .lines()
@@ -342,10 +354,17 @@ pub struct ProbeStats {
     pub cached: usize,
     /// Cache entries found broken and recomputed.
     pub recomputed: usize,
-    /// Jobs whose worker faulted.
+    /// Jobs whose worker faulted or that an interrupt stopped.
     pub failed: usize,
     /// Wall time of the run.
     pub seconds: f64,
+    /// False when the run was interrupted: some results are missing (marked failed).
+    #[serde(default = "complete_by_default")]
+    pub complete: bool,
+}
+
+fn complete_by_default() -> bool {
+    true
 }
 
 /// Everything a probe found.
@@ -424,6 +443,8 @@ pub struct ProbeSettings {
     pub binaries: Option<PathBuf>,
     /// Compile through the cubin instead of stopping after shared-memory allocation.
     pub full_compile: bool,
+    /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
+    pub cancel: crate::cancel::Cancel,
 }
 
 /// Progress, for a progress bar.
@@ -489,6 +510,10 @@ pub fn probe(
             scratch.path.clone(),
         ),
         None => WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone()),
+    };
+    let command = WorkerCommand {
+        cancel: settings.cancel.clone(),
+        ..command
     };
     let pool = Pool::new(command, settings.jobs, settings.job_timeout);
 
@@ -577,7 +602,9 @@ fn assemble(
         .iter()
         .zip(outcomes)
         .map(|(planned, outcome)| {
-            let (outcome, cached) = outcome.expect("every job has an outcome");
+            // A job an interrupt stopped before it ran has no outcome.
+            let (outcome, cached) =
+                outcome.unwrap_or_else(|| (CompileOutcome::interrupted(), false));
             result_for(
                 &configs[planned.config_index],
                 planned.config_index,
@@ -599,6 +626,9 @@ fn assemble(
             .filter(|r| r.status == CompileStatus::Failed)
             .count(),
         seconds: started.elapsed().as_secs_f64(),
+        complete: !results
+            .iter()
+            .any(|r| r.error.as_ref().is_some_and(|e| e.kind == "interrupted")),
     };
     ProbeReport {
         schema_version: REPORT_SCHEMA_VERSION,

@@ -133,10 +133,17 @@ pub struct ReplayStats {
     pub compiled: usize,
     /// From the result cache.
     pub cached: usize,
-    /// Worker faults.
+    /// Worker faults, and recompiles an interrupt stopped.
     pub failed: usize,
     /// Wall time of the recompiles.
     pub seconds: f64,
+    /// False when the run was interrupted.
+    #[serde(default = "crate::replay::complete_by_default")]
+    pub complete: bool,
+}
+
+fn complete_by_default() -> bool {
+    true
 }
 
 /// Everything a replay found.
@@ -179,6 +186,8 @@ pub struct ReplaySettings {
     pub binaries: Option<PathBuf>,
     /// Compile through the cubin instead of stopping after shared-memory allocation.
     pub full_compile: bool,
+    /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
+    pub cancel: crate::cancel::Cancel,
 }
 
 /// Why a replay could not run.
@@ -282,6 +291,7 @@ pub fn replay(
             .filter(|r| r.status == CompileStatus::Failed)
             .count(),
         seconds: started.elapsed().as_secs_f64(),
+        complete: !settings.cancel.is_cancelled(),
     };
     Ok(ReplayReport {
         schema_version: REPLAY_SCHEMA_VERSION,
@@ -417,11 +427,11 @@ impl Group<'_> {
             .cache_dir
             .join("scratch")
             .join(format!("replay-{}-{group_number}", std::process::id()));
-        let pool = Pool::new(
-            WorkerCommand::embedded(self.toolchain.python.clone(), scratch.clone()),
-            self.settings.jobs,
-            self.settings.job_timeout,
-        );
+        let command = WorkerCommand {
+            cancel: self.settings.cancel.clone(),
+            ..WorkerCommand::embedded(self.toolchain.python.clone(), scratch.clone())
+        };
+        let pool = Pool::new(command, self.settings.jobs, self.settings.job_timeout);
         pool.warm_up().map_err(|source| ReplayError::Worker {
             version: self.toolchain.triton_version.clone(),
             source,

@@ -73,6 +73,10 @@ impl Pool {
                     let mut worker: Option<Worker> = self.idle.lock().expect("pool lock").pop();
                     let mut worker_arch: Option<String> = None;
                     while let Some((index, request)) = queue.next(thread, worker_arch.as_deref()) {
+                        if self.command.cancel.is_cancelled() {
+                            // Interrupted: the job is not run; the caller sees it missing.
+                            break;
+                        }
                         let arch = arch_of(&request);
                         if worker_arch.is_some() && worker_arch != arch {
                             // A fresh process for a new arch (see the module docs).

@@ -28,6 +28,8 @@ pub struct WorkerCommand {
     pub env: Vec<(OsString, OsString)>,
     /// How long start-up and the handshake may take (importing Triton takes seconds).
     pub startup_timeout: Duration,
+    /// Raised on SIGINT/SIGTERM: a worker being waited on is killed and the wait ends.
+    pub cancel: crate::cancel::Cancel,
 }
 
 impl WorkerCommand {
@@ -44,6 +46,7 @@ impl WorkerCommand {
             ],
             env: vec![("TRITON_CACHE_DIR".into(), triton_cache.into_os_string())],
             startup_timeout: Duration::from_secs(120),
+            cancel: crate::cancel::Cancel::new(),
         }
     }
 
@@ -101,6 +104,9 @@ pub enum WorkerFault {
     /// Triton does not import in this interpreter.
     #[error("triton does not import: {0}")]
     TritonImport(String),
+    /// The run was interrupted (SIGINT/SIGTERM) while this worker was busy; it was killed.
+    #[error("interrupted")]
+    Interrupted,
 }
 
 impl WorkerFault {
@@ -117,6 +123,7 @@ impl WorkerFault {
 
 /// A running worker.
 pub struct Worker {
+    cancel: crate::cancel::Cancel,
     child: Child,
     stdin: ChildStdin,
     lines: Receiver<Option<String>>,
@@ -159,6 +166,7 @@ impl Worker {
         std::thread::spawn(move || drain_stderr(stderr, &tail));
 
         let mut worker = Worker {
+            cancel: command.cancel.clone(),
             child,
             stdin,
             lines,
@@ -226,15 +234,34 @@ impl Worker {
     }
 
     fn read_line(&mut self, timeout: Duration) -> Result<String, WorkerFault> {
-        match self.lines.recv_timeout(timeout) {
-            Ok(Some(line)) => Ok(line),
-            Ok(None) | Err(RecvTimeoutError::Disconnected) => Err(self.crashed()),
-            Err(RecvTimeoutError::Timeout) => {
+        // Wait in short slices so an interrupt is noticed within a tenth of a second.
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self.cancel.is_cancelled() {
                 self.kill();
-                Err(WorkerFault::TimedOut {
-                    seconds: timeout.as_secs(),
-                    stderr: self.stderr(),
-                })
+                return Err(WorkerFault::Interrupted);
+            }
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match self
+                .lines
+                .recv_timeout(left.min(Duration::from_millis(100)))
+            {
+                Ok(Some(line)) => return Ok(line),
+                // A Ctrl-C reaches the workers too (same process group): a worker that died of it
+                // is an interrupt, not a crash.
+                Ok(None) | Err(RecvTimeoutError::Disconnected) if self.cancel.is_cancelled() => {
+                    self.kill();
+                    return Err(WorkerFault::Interrupted);
+                }
+                Ok(None) | Err(RecvTimeoutError::Disconnected) => return Err(self.crashed()),
+                Err(RecvTimeoutError::Timeout) if left.is_zero() => {
+                    self.kill();
+                    return Err(WorkerFault::TimedOut {
+                        seconds: timeout.as_secs(),
+                        stderr: self.stderr(),
+                    });
+                }
+                Err(RecvTimeoutError::Timeout) => {}
             }
         }
     }

@@ -53,6 +53,18 @@ impl Progress {
     }
 }
 
+/// A cancellation flag raised by SIGINT or SIGTERM: the run stops, reaps its workers and prints
+/// what finished, marked incomplete. A second SIGINT ends the process at once.
+pub fn cancel_on_signals() -> tilefit_core::cancel::Cancel {
+    let cancel = tilefit_core::cancel::Cancel::new();
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Registration only fails for forbidden signals; these two are allowed everywhere.
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, cancel.flag());
+        let _ = signal_hook::flag::register(signal, cancel.flag());
+    }
+    cancel
+}
+
 /// Write the report: JSON to a file or to stdout (`-`, then stdout carries only JSON), HTML to a
 /// file, and the terminal table or Markdown to stdout.
 pub fn emit<R>(report: &R, args: &OutputArgs) -> anyhow::Result<()>

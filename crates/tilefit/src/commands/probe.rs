@@ -45,6 +45,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         worker_script: args.worker_script.clone(),
         binaries: None,
         full_compile: args.full_compile,
+        cancel: output::cancel_on_signals(),
     };
 
     if let Some(path) = &args.dump_jobs {

@@ -101,6 +101,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         cache_dir: toolchain::default_cache_dir(),
         binaries: None,
         full_compile: args.full_compile,
+        cancel: output::cancel_on_signals(),
     };
     let progress = output::Progress::new();
     let mut on_event = |event: ProbeEvent| progress.event(event);

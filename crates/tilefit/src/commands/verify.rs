@@ -171,6 +171,7 @@ fn compile(
                 worker_script: None,
                 binaries: Some(binaries.to_path_buf()),
                 full_compile: true,
+                cancel: super::output::cancel_on_signals(),
             };
             let report = probe::probe(
                 &spec,
@@ -213,6 +214,7 @@ fn compile(
                 cache_dir: toolchain::default_cache_dir(),
                 binaries: Some(binaries.to_path_buf()),
                 full_compile: true,
+                cancel: super::output::cancel_on_signals(),
             };
             let report = replay::replay(
                 &index,

@@ -146,3 +146,159 @@ fn a_triton_that_does_not_import_stops_the_run() {
         run.stderr
     );
 }
+
+#[test]
+fn sigterm_mid_sweep_reaps_workers_and_keeps_what_finished() {
+    use std::io::Read as _;
+    use std::process::{Command, Stdio};
+    let dir = scratch("sigterm");
+    let pids = dir.join("pids");
+    std::fs::create_dir_all(&pids).unwrap();
+    let spec = dir.join("slow.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[kernel]\nfile = {:?}\nfunction = \"scale_rows\"\n[args]\nx = \"*fp32\"\n[sweep]\nFAULT = [\"slow\"]\nBLOCK = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n[targets]\ndevices = [\"sm_90\"]\n",
+            fixture("specialize.py")
+        ),
+    )
+    .unwrap();
+    let worker = fixture("fake_worker.py");
+    let python = super::python();
+    let run = |cache: &std::path::Path| {
+        Command::new(env!("CARGO_BIN_EXE_tilefit"))
+            .args([
+                "probe",
+                spec.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--jobs",
+                "2",
+                "--json",
+                "-",
+            ])
+            .env("TILEFIT_CACHE_DIR", cache)
+            .env("TILEFIT_WORKER_SCRIPT", &worker)
+            .env("FAKE_WORKER_PIDS", &pids)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let cache = dir.join("cache");
+    let mut child = run(&cache);
+    std::thread::sleep(std::time::Duration::from_millis(3500));
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "an interrupted run exits 2: {stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&stdout).expect("the partial report is printed");
+    assert_eq!(report["stats"]["complete"], false);
+    let results = report["results"].as_array().unwrap();
+    let finished = results.iter().filter(|r| r["status"] == "ok").count();
+    let interrupted = results
+        .iter()
+        .filter(|r| r["error"]["kind"] == "interrupted")
+        .count();
+    assert!(
+        finished >= 2 && interrupted >= 2,
+        "{finished} finished, {interrupted} interrupted"
+    );
+    assert_eq!(finished + interrupted, 12);
+    // No orphans: every worker tilefit started is gone.
+    for pid in std::fs::read_dir(&pids).unwrap() {
+        let pid = pid.unwrap().file_name().to_string_lossy().into_owned();
+        assert!(
+            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "worker {pid} outlived tilefit"
+        );
+    }
+    // What finished is in the cache: a re-run compiles only the rest.
+    let out = run(&cache).wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["stats"]["cached"],
+        finished,
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["stats"]["complete"], true);
+}
+
+#[test]
+fn two_runs_sharing_one_cache_both_finish_and_leave_it_whole() {
+    use std::process::{Command, Stdio};
+    let dir = scratch("shared-cache");
+    let spec = dir.join("many.toml");
+    let blocks: Vec<String> = (1..=40).map(|b| b.to_string()).collect();
+    std::fs::write(
+        &spec,
+        format!(
+            "[kernel]\nfile = {:?}\nfunction = \"scale_rows\"\n[args]\nx = \"*fp32\"\n[sweep]\nFAULT = [\"ok\"]\nBLOCK = [{}]\n[targets]\ndevices = [\"sm_90\", \"sm_120\"]\n",
+            fixture("specialize.py"),
+            blocks.join(", ")
+        ),
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let python = super::python();
+    let start = || {
+        Command::new(env!("CARGO_BIN_EXE_tilefit"))
+            .args([
+                "probe",
+                spec.to_str().unwrap(),
+                "--python",
+                python.to_str().unwrap(),
+                "--jobs",
+                "2",
+                "--json",
+                "-",
+            ])
+            .env("TILEFIT_CACHE_DIR", &cache)
+            .env("TILEFIT_WORKER_SCRIPT", fixture("fake_worker.py"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let (first, second) = (start(), start());
+    for child in [first, second] {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["results"].as_array().unwrap().len(), 80);
+        assert!(
+            report["results"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|r| r["shared_bytes"] == 4096)
+        );
+    }
+    // Every entry either run wrote is whole: a third run takes all 80 from the cache.
+    let out = start().wait_with_output().unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["stats"]["cached"], 80);
+    assert_eq!(report["stats"]["recomputed"], 0);
+}
