@@ -544,7 +544,7 @@ pub fn probe(
     });
     // Cached outcomes carry no binaries: a run that keeps them compiles everything.
     let cache = (settings.use_cache && settings.binaries.is_none()).then_some(&cache);
-    let spec_error = compile_pending(
+    let mut spec_error = compile_pending(
         &pool,
         &jobs,
         &pending,
@@ -556,6 +556,29 @@ pub fn probe(
         &mut outcomes,
         on_event,
     );
+    // A kernel that fails the same way for every config and every target is not a finding about
+    // budgets: the spec gives it something it cannot compile (a constexpr of the wrong type, ...).
+    let messages: Vec<&str> = outcomes
+        .iter()
+        .flatten()
+        .map(|(outcome, _)| {
+            outcome
+                .error
+                .as_ref()
+                .filter(|e| e.kind == "compile-error")
+                .map_or("", |e| e.message.as_str())
+        })
+        .collect();
+    if spec_error.is_none()
+        && messages.len() >= 2
+        && messages.len() == outcomes.len()
+        && messages.iter().all(|m| !m.is_empty() && *m == messages[0])
+    {
+        spec_error = Some(format!(
+            "the kernel does not compile for any config or target: {}",
+            messages[0]
+        ));
+    }
     if let Some(message) = spec_error {
         return Err(ProbeError::Spec(SpecError::Field {
             path: spec.path.display().to_string(),

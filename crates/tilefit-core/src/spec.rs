@@ -161,10 +161,24 @@ impl SpecError {
     pub fn hint(&self) -> String {
         match self {
             SpecError::Read { .. } => "check the path; spec paths are relative to the current directory".to_owned(),
-            SpecError::Toml { .. } => "the README's \"Probe spec\" section shows every field; examples/*/spec.toml are working specs".to_owned(),
+            SpecError::Toml { reason, .. } => did_you_mean(reason).unwrap_or_else(|| {
+                "the README's \"Probe specs\" section shows every field; examples/*/spec.toml are working specs".to_owned()
+            }),
             SpecError::Field { fix, .. } => fix.clone(),
         }
     }
+}
+
+/// For serde's "unknown field `fucntion`, expected one of `file`, `function`": the closest one.
+fn did_you_mean(reason: &str) -> Option<String> {
+    let rest = reason.split("unknown field `").nth(1)?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    let (score, best) = expected
+        .iter()
+        .map(|e| (strsim::normalized_damerau_levenshtein(unknown, e), *e))
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    (score >= 0.5).then(|| format!("did you mean `{best}` instead of `{unknown}`?"))
 }
 
 #[derive(Deserialize)]

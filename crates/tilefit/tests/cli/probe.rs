@@ -348,7 +348,8 @@ fn bad_spec(name: &str, text: &str) -> Run {
         "{name}: stdout {} stderr {}",
         run.stdout, run.stderr
     );
-    assert!(run.stderr.starts_with("error: "), "{name}: {}", run.stderr);
+    // Progress lines may come first; the error is one line that starts with `error: `.
+    assert!(run.stderr.lines().any(|l| l.starts_with("error: ")), "{name}: {}", run.stderr);
     assert!(run.stderr.contains("hint: "), "{name}: {}", run.stderr);
     assert!(!run.stderr.contains("Traceback"), "{name}: {}", run.stderr);
     run
@@ -384,6 +385,12 @@ fn bad_specs_name_the_file_the_field_and_the_fix() {
     let run = bad_spec("unknown-key", &GOOD.replace("function =", "fucntion ="));
     assert!(
         run.stderr.contains("unknown field `fucntion`"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hint: did you mean `function` instead of `fucntion`?"),
         "{}",
         run.stderr
     );
@@ -453,6 +460,20 @@ fn names_the_kernel_does_not_have_are_caught_before_compiling() {
     );
     assert!(
         run.stderr.contains("did you mean `BLOCK`?"),
+        "{}",
+        run.stderr
+    );
+
+    let run = bad_spec(
+        "constexpr-of-the-wrong-type",
+        &format!(
+            "{}[sweep]\nnum_warps = [4, 8]\n",
+            GOOD.replace("BLOCK = 1024", "BLOCK = \"wide\"")
+        ),
+    );
+    assert!(
+        run.stderr
+            .contains("the kernel does not compile for any config or target"),
         "{}",
         run.stderr
     );
