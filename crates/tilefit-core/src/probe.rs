@@ -556,28 +556,8 @@ pub fn probe(
         &mut outcomes,
         on_event,
     );
-    // A kernel that fails the same way for every config and every target is not a finding about
-    // budgets: the spec gives it something it cannot compile (a constexpr of the wrong type, ...).
-    let messages: Vec<&str> = outcomes
-        .iter()
-        .flatten()
-        .map(|(outcome, _)| {
-            outcome
-                .error
-                .as_ref()
-                .filter(|e| e.kind == "compile-error")
-                .map_or("", |e| e.message.as_str())
-        })
-        .collect();
-    if spec_error.is_none()
-        && messages.len() >= 2
-        && messages.len() == outcomes.len()
-        && messages.iter().all(|m| !m.is_empty() && *m == messages[0])
-    {
-        spec_error = Some(format!(
-            "the kernel does not compile for any config or target: {}",
-            messages[0]
-        ));
+    if spec_error.is_none() {
+        spec_error = uniform_failure(&outcomes);
     }
     if let Some(message) = spec_error {
         return Err(ProbeError::Spec(SpecError::Field {
@@ -680,6 +660,29 @@ fn assemble(
         },
         stats,
     }
+}
+
+/// A kernel that fails the same way for every config and every target (two jobs or more) is not
+/// a finding about budgets: the spec gives it something it cannot compile (a constexpr of the
+/// wrong type, ...). The shared message, then.
+fn uniform_failure(outcomes: &[Option<(CompileOutcome, bool)>]) -> Option<String> {
+    let messages: Vec<&str> = outcomes
+        .iter()
+        .flatten()
+        .map(|(outcome, _)| {
+            outcome
+                .error
+                .as_ref()
+                .filter(|e| e.kind == "compile-error")
+                .map_or("", |e| e.message.as_str())
+        })
+        .collect();
+    let first = *messages.first()?;
+    (messages.len() >= 2
+        && messages.len() == outcomes.len()
+        && !first.is_empty()
+        && messages.iter().all(|m| *m == first))
+    .then(|| format!("the kernel does not compile for any config or target: {first}"))
 }
 
 /// One compile to do: which config, the job, its cache key.

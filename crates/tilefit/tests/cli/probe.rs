@@ -349,7 +349,11 @@ fn bad_spec(name: &str, text: &str) -> Run {
         run.stdout, run.stderr
     );
     // Progress lines may come first; the error is one line that starts with `error: `.
-    assert!(run.stderr.lines().any(|l| l.starts_with("error: ")), "{name}: {}", run.stderr);
+    assert!(
+        run.stderr.lines().any(|l| l.starts_with("error: ")),
+        "{name}: {}",
+        run.stderr
+    );
     assert!(run.stderr.contains("hint: "), "{name}: {}", run.stderr);
     assert!(!run.stderr.contains("Traceback"), "{name}: {}", run.stderr);
     run
