@@ -122,6 +122,11 @@ pub struct CompileOutcome {
     pub kernel_name: Option<String>,
 }
 
+/// What a compile reply means, for callers outside the runner (the protocol fuzzer).
+pub fn outcome_of_reply(reply: &Reply) -> CompileOutcome {
+    CompileOutcome::from_reply(reply)
+}
+
 /// Why a job did not produce a size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutcomeError {
