@@ -236,6 +236,7 @@ pub fn ensure_managed(
         reason: e.to_string(),
     };
     std::fs::create_dir_all(&root).map_err(|e| folder_error(&root, e))?;
+    remove_abandoned_staging(&root, version);
     let staging = root.join(format!(".staging-triton-{version}-{}", std::process::id()));
     if staging.exists() {
         std::fs::remove_dir_all(&staging).map_err(|e| folder_error(&staging, e))?;
@@ -261,6 +262,29 @@ pub fn ensure_managed(
         version: version.to_owned(),
         detail: "the installed environment does not report the expected triton version".to_owned(),
     })
+}
+
+/// Staging folders of installs whose process is gone (killed mid-install): never renamed into
+/// place, so nothing half-made is used; removed here so they do not pile up. A staging folder of
+/// a live process (a concurrent install) is left alone.
+fn remove_abandoned_staging(root: &Path, version: &str) {
+    let prefix = format!(".staging-triton-{version}-");
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = name
+            .strip_prefix(&prefix)
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let alive = Path::new("/proc").join(pid.to_string()).exists();
+        if !alive && pid != std::process::id() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 fn bootstrap_python() -> PathBuf {

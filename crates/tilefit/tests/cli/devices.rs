@@ -197,6 +197,11 @@ fn bad_arguments_are_exit_2() {
     assert!(run.stderr.contains("--jsn"));
     let run = tilefit(&["frobnicate"], None);
     assert_eq!(run.code, 2);
+    let run = tilefit(&["probe"], None);
+    assert_eq!(run.code, 2, "a missing argument");
+    assert!(run.stderr.contains("<SPEC>"), "{}", run.stderr);
+    let run = tilefit(&["replay", "--targets"], None);
+    assert_eq!(run.code, 2, "a flag without its value");
 }
 
 #[test]

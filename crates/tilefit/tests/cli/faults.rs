@@ -149,9 +149,18 @@ fn a_triton_that_does_not_import_stops_the_run() {
 
 #[test]
 fn sigterm_mid_sweep_reaps_workers_and_keeps_what_finished() {
+    interrupt_mid_sweep("-TERM");
+}
+
+#[test]
+fn sigint_mid_sweep_reaps_workers_and_keeps_what_finished() {
+    interrupt_mid_sweep("-INT");
+}
+
+fn interrupt_mid_sweep(signal: &str) {
     use std::io::Read as _;
     use std::process::{Command, Stdio};
-    let dir = scratch("sigterm");
+    let dir = scratch(&format!("signal{signal}"));
     let pids = dir.join("pids");
     std::fs::create_dir_all(&pids).unwrap();
     let spec = dir.join("slow.toml");

@@ -70,3 +70,34 @@ fn an_unreachable_registry_leaves_nothing_half_made() {
         leftovers(&cache)
     );
 }
+
+#[test]
+fn an_install_killed_midway_leaves_nothing_used_and_is_cleaned_up() {
+    let cache = scratch("killed-install");
+    // What a SIGKILLed install leaves: a staging folder of a process that no longer exists.
+    let abandoned = cache.join("toolchains/.staging-triton-3.7.1-999999999");
+    std::fs::create_dir_all(abandoned.join("bin")).unwrap();
+    std::fs::write(abandoned.join("bin/python"), "half").unwrap();
+    // It is never taken for an installed toolchain...
+    let run = tilefit_with(
+        &["toolchain", "list"],
+        None,
+        &[("TILEFIT_CACHE_DIR", &cache)],
+    );
+    assert!(run.stdout.contains("none yet"), "{}", run.stdout);
+    // ...and the next install removes it (this one then fails: no python3 to build with).
+    let run = tilefit_with(
+        &["toolchain", "install", "3.7.1"],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", &cache),
+            ("TILEFIT_BOOTSTRAP_PYTHON", Path::new("/no/such/python3")),
+        ],
+    );
+    assert_eq!(run.code, 2);
+    assert!(
+        !abandoned.exists(),
+        "the abandoned staging folder is removed"
+    );
+    assert!(leftovers(&cache).is_empty(), "{:?}", leftovers(&cache));
+}
