@@ -91,6 +91,54 @@ pub struct VerifyReport {
     pub agreed: usize,
 }
 
+/// What a compile result contributes to verification, whatever ran it.
+struct Compiled<'a> {
+    subject: String,
+    kernel: &'a str,
+    status: CompileStatus,
+    binary: Option<&'a PathBuf>,
+    symbol: Option<&'a String>,
+    shared: Option<u64>,
+    config: &'a std::collections::BTreeMap<String, serde_json::Value>,
+    error: Option<&'a crate::probe::OutcomeError>,
+    launch: Option<serde_json::Value>,
+}
+
+/// Sort compiled results into cases (a binary to put before the driver) and the rest.
+fn cases_of<'a>(
+    compiled: impl Iterator<Item = Compiled<'a>>,
+    warp_size: u32,
+) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut not_compiled = Vec::new();
+    for c in compiled {
+        match (c.status, c.binary, c.symbol, c.shared) {
+            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
+                let warps = c
+                    .config
+                    .get("num_warps")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(4);
+                cases.push(Case {
+                    launch: c.launch,
+                    subject: c.subject,
+                    kernel: c.kernel.to_owned(),
+                    shared_bytes: shared,
+                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
+                    binary: binary.clone(),
+                    symbol: symbol.clone(),
+                });
+            }
+            _ => not_compiled.push(format!(
+                "{}: {}",
+                c.subject,
+                c.error.map_or("no binary", |e| e.message.as_str())
+            )),
+        }
+    }
+    (cases, not_compiled)
+}
+
 /// The cases of a probe run with binaries, plus the subjects that did not compile. With
 /// `launch`, each case also carries the request that launches it.
 pub fn probe_cases(
@@ -99,78 +147,45 @@ pub fn probe_cases(
     launch: Option<&crate::spec::LaunchSettings>,
 ) -> (Vec<Case>, Vec<String>) {
     let varying = varying_axes(report);
-    let mut cases = Vec::new();
-    let mut not_compiled = Vec::new();
-    for r in &report.results {
-        let subject = config_text(&r.config, &varying);
-        match (r.status, &r.binary, &r.kernel_name, r.shared_bytes) {
-            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
-                let warps = r
-                    .config
-                    .get("num_warps")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(4);
-                let launch_request = launch.zip(r.job.as_ref()).map(|(settings, job)| {
-                    serde_json::json!({
-                        "type": "launch",
-                        "kernel_file": job.kernel_file,
-                        "function": job.function,
-                        "args": job.args,
-                        "constexprs": job.constexprs,
-                        "options": job.options,
-                        "grid": settings.grid,
-                        "buffer_bytes": settings.buffer_bytes,
-                    })
-                });
-                cases.push(Case {
-                    launch: launch_request,
-                    subject,
-                    kernel: report.kernel.function.clone(),
-                    shared_bytes: shared,
-                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
-                    binary: binary.clone(),
-                    symbol: symbol.clone(),
-                });
-            }
-            _ => not_compiled.push(format!(
-                "{subject}: {}",
-                r.error.as_ref().map_or("no binary", |e| e.message.as_str())
-            )),
-        }
-    }
-    (cases, not_compiled)
+    let compiled = report.results.iter().map(|r| Compiled {
+        subject: config_text(&r.config, &varying),
+        kernel: &report.kernel.function,
+        status: r.status,
+        binary: r.binary.as_ref(),
+        symbol: r.kernel_name.as_ref(),
+        shared: r.shared_bytes,
+        config: &r.config,
+        error: r.error.as_ref(),
+        launch: launch.zip(r.job.as_ref()).map(|(settings, job)| {
+            serde_json::json!({
+                "type": "launch",
+                "kernel_file": job.kernel_file,
+                "function": job.function,
+                "args": job.args,
+                "constexprs": job.constexprs,
+                "options": job.options,
+                "grid": settings.grid,
+                "buffer_bytes": settings.buffer_bytes,
+            })
+        }),
+    });
+    cases_of(compiled, warp_size)
 }
 
 /// The cases of a replay run with binaries.
 pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<String>) {
-    let mut cases = Vec::new();
-    let mut not_compiled = Vec::new();
-    for r in &report.results {
-        let subject = format!("{} #{}", r.kernel.name, r.kernel.id);
-        match (r.status, &r.binary, &r.kernel_name, r.shared_bytes) {
-            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
-                let warps = r
-                    .config
-                    .get("num_warps")
-                    .and_then(serde_json::Value::as_u64)
-                    .unwrap_or(4);
-                cases.push(Case {
-                    launch: None,
-                    subject,
-                    kernel: r.kernel.name.clone(),
-                    shared_bytes: shared,
-                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
-                    binary: binary.clone(),
-                    symbol: symbol.clone(),
-                });
-            }
-            _ => not_compiled.push(format!(
-                "{subject}: {}",
-                r.error.as_ref().map_or("no binary", |e| e.message.as_str())
-            )),
-        }
-    }
-    (cases, not_compiled)
+    let compiled = report.results.iter().map(|r| Compiled {
+        subject: format!("{} #{}", r.kernel.name, r.kernel.id),
+        kernel: &r.kernel.name,
+        status: r.status,
+        binary: r.binary.as_ref(),
+        symbol: r.kernel_name.as_ref(),
+        shared: r.shared_bytes,
+        config: &r.config,
+        error: r.error.as_ref(),
+        launch: None,
+    });
+    cases_of(compiled, warp_size)
 }
 
 /// Launch every case that carries a launch request, one after another on one worker.

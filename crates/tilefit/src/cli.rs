@@ -147,6 +147,13 @@ pub struct ReplayArgs {
     pub list: bool,
     #[command(flatten)]
     pub output: OutputArgs,
+    #[command(flatten)]
+    pub compile: CompileArgs,
+}
+
+/// How compiles run: shared by probe and replay.
+#[derive(Debug, Args)]
+pub struct CompileArgs {
     /// Worker processes (default: the number of cores).
     #[arg(long, short = 'j', value_name = "N")]
     pub jobs: Option<usize>,
@@ -162,6 +169,14 @@ pub struct ReplayArgs {
     pub full_compile: bool,
     #[command(flatten)]
     pub python: PythonArgs,
+}
+
+impl CompileArgs {
+    /// Worker processes: the flag, else the number of cores.
+    pub fn jobs(&self) -> usize {
+        self.jobs
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
+    }
 }
 
 /// Choosing the Python that compiles.
@@ -189,21 +204,8 @@ pub struct ProbeArgs {
     /// device name).
     #[arg(long, value_name = "FILE")]
     pub emit_configs: Option<PathBuf>,
-    /// Worker processes (default: the number of cores).
-    #[arg(long, short = 'j', value_name = "N")]
-    pub jobs: Option<usize>,
-    /// Ignore and do not write the result cache.
-    #[arg(long)]
-    pub no_cache: bool,
-    /// Seconds one compile may take before its worker is killed and the job marked failed.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
-    pub timeout: u64,
-    /// Compile through the cubin instead of stopping once shared memory is allocated (slower;
-    /// the sizes are the same, which the tests check on every example).
-    #[arg(long)]
-    pub full_compile: bool,
     #[command(flatten)]
-    pub python: PythonArgs,
+    pub compile: CompileArgs,
     /// Write the compile jobs as JSON to FILE and stop without compiling (benchmark baseline).
     #[arg(long, hide = true, value_name = "FILE")]
     pub dump_jobs: Option<PathBuf>,

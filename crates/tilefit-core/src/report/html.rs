@@ -62,6 +62,34 @@ struct Cell<'a> {
     error: Option<&'a str>,
 }
 
+/// A compile result as a heatmap cell reads it: status, bytes, verdicts, error.
+type ResultView<'a> = (
+    CompileStatus,
+    Option<u64>,
+    &'a [DeviceVerdict],
+    Option<&'a crate::probe::OutcomeError>,
+);
+
+impl<'a> Cell<'a> {
+    /// The cell of a result for one device; no result at all reads as FAILED.
+    fn of(result: Option<ResultView<'a>>, device: &TargetDevice) -> Cell<'a> {
+        let Some((status, bytes, verdicts, error)) = result else {
+            return Cell {
+                status: CompileStatus::Failed,
+                bytes: None,
+                verdict: None,
+                error: None,
+            };
+        };
+        Cell {
+            status,
+            bytes,
+            verdict: verdicts.iter().find(|v| v.device == device.device),
+            error: error.map(|e| e.message.as_str()),
+        }
+    }
+}
+
 /// A heatmap: labelled rows of cells, one cell per device (devices grouped by arch).
 struct Grid<'a> {
     title: String,
@@ -318,16 +346,17 @@ impl Exporter<ProbeReport> for Html {
                     .iter()
                     .map(|device| {
                         let result = in_row.iter().find(|r| r.arch == device.arch);
-                        Cell {
-                            status: result.map_or(CompileStatus::Failed, |r| r.status),
-                            bytes: result.and_then(|r| r.shared_bytes),
-                            verdict: result.and_then(|r| {
-                                r.verdicts.iter().find(|v| v.device == device.device)
+                        Cell::of(
+                            result.map(|r| {
+                                (
+                                    r.status,
+                                    r.shared_bytes,
+                                    r.verdicts.as_slice(),
+                                    r.error.as_ref(),
+                                )
                             }),
-                            error: result
-                                .and_then(|r| r.error.as_ref())
-                                .map(|e| e.message.as_str()),
-                        }
+                            device,
+                        )
                     })
                     .collect();
                 (label, cells)
@@ -469,15 +498,17 @@ fn replay_grid<'a>(report: &'a ReplayReport, name: &str, devices: &[&'a TargetDe
                         .results
                         .iter()
                         .find(|r| r.kernel.index == index && r.arch == device.arch);
-                    Cell {
-                        status: result.map_or(CompileStatus::Failed, |r| r.status),
-                        bytes: result.and_then(|r| r.shared_bytes),
-                        verdict: result
-                            .and_then(|r| r.verdicts.iter().find(|v| v.device == device.device)),
-                        error: result
-                            .and_then(|r| r.error.as_ref())
-                            .map(|e| e.message.as_str()),
-                    }
+                    Cell::of(
+                        result.map(|r| {
+                            (
+                                r.status,
+                                r.shared_bytes,
+                                r.verdicts.as_slice(),
+                                r.error.as_ref(),
+                            )
+                        }),
+                        device,
+                    )
                 })
                 .collect();
             (label, cells)

@@ -398,6 +398,26 @@ pub struct Judged {
     pub over_by: Option<u64>,
 }
 
+/// The flattened verdicts of one result.
+fn judged_of<'a>(
+    subject: String,
+    arch: &'a str,
+    status: CompileStatus,
+    shared_bytes: Option<u64>,
+    verdicts: &'a [crate::verdict::DeviceVerdict],
+) -> impl Iterator<Item = Judged> + 'a {
+    verdicts.iter().map(move |v| Judged {
+        subject: subject.clone(),
+        device: v.device.clone(),
+        arch: arch.to_owned(),
+        status,
+        shared_bytes,
+        budget: v.budget,
+        verdict: v.verdict,
+        over_by: v.over_by,
+    })
+}
+
 impl ProbeReport {
     /// Every verdict, flattened.
     pub fn judged(&self) -> Vec<Judged> {
@@ -405,17 +425,13 @@ impl ProbeReport {
         self.results
             .iter()
             .flat_map(|r| {
-                let subject = config_text(&r.config, &varying);
-                r.verdicts.iter().map(move |v| Judged {
-                    subject: subject.clone(),
-                    device: v.device.clone(),
-                    arch: r.arch.clone(),
-                    status: r.status,
-                    shared_bytes: r.shared_bytes,
-                    budget: v.budget,
-                    verdict: v.verdict,
-                    over_by: v.over_by,
-                })
+                judged_of(
+                    config_text(&r.config, &varying),
+                    &r.arch,
+                    r.status,
+                    r.shared_bytes,
+                    &r.verdicts,
+                )
             })
             .collect()
     }
@@ -427,17 +443,13 @@ impl crate::replay::ReplayReport {
         self.results
             .iter()
             .flat_map(|r| {
-                let subject = format!("{} #{}", r.kernel.name, r.kernel.id);
-                r.verdicts.iter().map(move |v| Judged {
-                    subject: subject.clone(),
-                    device: v.device.clone(),
-                    arch: r.arch.clone(),
-                    status: r.status,
-                    shared_bytes: r.shared_bytes,
-                    budget: v.budget,
-                    verdict: v.verdict,
-                    over_by: v.over_by,
-                })
+                judged_of(
+                    format!("{} #{}", r.kernel.name, r.kernel.id),
+                    &r.arch,
+                    r.status,
+                    r.shared_bytes,
+                    &r.verdicts,
+                )
             })
             .collect()
     }

@@ -34,17 +34,15 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             hinted(format!("{field}: {e}"), e.hint())
         })?
     };
-    let toolchain = super::toolchain::select(&args.python, spec.triton.as_deref())?;
+    let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
     let settings = ProbeSettings {
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)),
-        use_cache: !args.no_cache,
-        job_timeout: Duration::from_secs(args.timeout.max(1)),
+        jobs: args.compile.jobs(),
+        use_cache: !args.compile.no_cache,
+        job_timeout: Duration::from_secs(args.compile.timeout.max(1)),
         cache_dir: toolchain::default_cache_dir(),
         worker_script: args.worker_script.clone(),
         binaries: None,
-        full_compile: args.full_compile,
+        full_compile: args.compile.full_compile,
         cancel: output::cancel_on_signals(),
     };
 

@@ -91,16 +91,14 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         TargetDevice::resolve(table, &args.targets)
             .map_err(|e| hinted(format!("--targets: {e}"), e.hint()))?
     };
-    let toolchains = toolchains_for(&index, &args.python)?;
+    let toolchains = toolchains_for(&index, &args.compile.python)?;
     let settings = ReplaySettings {
-        jobs: args
-            .jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from)),
-        use_cache: !args.no_cache,
-        job_timeout: Duration::from_secs(args.timeout.max(1)),
+        jobs: args.compile.jobs(),
+        use_cache: !args.compile.no_cache,
+        job_timeout: Duration::from_secs(args.compile.timeout.max(1)),
         cache_dir: toolchain::default_cache_dir(),
         binaries: None,
-        full_compile: args.full_compile,
+        full_compile: args.compile.full_compile,
         cancel: output::cancel_on_signals(),
     };
     let progress = output::Progress::new();
