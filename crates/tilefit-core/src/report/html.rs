@@ -550,19 +550,7 @@ impl Exporter<ReplayReport> for Html {
             body.push_str(&budget_charts(&grid));
             body.push_str("</section>\n");
         }
-        let problems: Vec<String> = report
-            .results
-            .iter()
-            .filter_map(|r| {
-                r.error.as_ref().map(|e| {
-                    format!(
-                        "{} {} #{}: {} ({})",
-                        r.arch, r.kernel.name, r.kernel.id, e.message, e.kind
-                    )
-                })
-            })
-            .collect();
-        body.push_str(&problem_list(&problems));
+        body.push_str(&problem_list(&super::replay::problems(report)));
         let skipped: Vec<String> = report
             .skipped
             .iter()

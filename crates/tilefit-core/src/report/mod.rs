@@ -334,20 +334,30 @@ pub(crate) fn change_summary(report: &ProbeReport) -> (Vec<String>, Vec<String>)
 /// Distinct compile problems per arch, for the notes under the table.
 pub(crate) fn problems(report: &ProbeReport) -> Vec<String> {
     let varying = varying_axes(report);
+    distinct_problems(report.results.iter().map(|r| {
+        (
+            r.arch.as_str(),
+            config_text(&r.config, &varying),
+            r.error.as_ref(),
+        )
+    }))
+}
+
+/// One line per distinct (arch, error message): `ARCH SUBJECT: MESSAGE (KIND)`, first subject.
+pub(crate) fn distinct_problems<'a>(
+    results: impl Iterator<Item = (&'a str, String, Option<&'a crate::probe::OutcomeError>)>,
+) -> Vec<String> {
     let mut seen: Vec<(&str, &str)> = Vec::new();
     let mut lines = Vec::new();
-    for r in &report.results {
-        let Some(error) = &r.error else { continue };
-        if seen.contains(&(r.arch.as_str(), error.message.as_str())) {
+    for (arch, subject, error) in results {
+        let Some(error) = error else { continue };
+        if seen.contains(&(arch, error.message.as_str())) {
             continue;
         }
-        seen.push((&r.arch, &error.message));
+        seen.push((arch, &error.message));
         lines.push(format!(
-            "{} {}: {} ({})",
-            r.arch,
-            config_text(&r.config, &varying),
-            error.message,
-            error.kind
+            "{arch} {subject}: {} ({})",
+            error.message, error.kind
         ));
     }
     lines

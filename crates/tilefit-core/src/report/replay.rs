@@ -113,21 +113,14 @@ fn variant_lines(report: &ReplayReport) -> Vec<String> {
 }
 
 /// Distinct compile problems per arch.
-fn problems(report: &ReplayReport) -> Vec<String> {
-    let mut seen: Vec<(&str, &str)> = Vec::new();
-    let mut lines = Vec::new();
-    for r in &report.results {
-        let Some(error) = &r.error else { continue };
-        if seen.contains(&(r.arch.as_str(), error.message.as_str())) {
-            continue;
-        }
-        seen.push((&r.arch, &error.message));
-        lines.push(format!(
-            "{} {} #{}: {} ({})",
-            r.arch, r.kernel.name, r.kernel.id, error.message, error.kind
-        ));
-    }
-    lines
+pub(crate) fn problems(report: &ReplayReport) -> Vec<String> {
+    super::distinct_problems(report.results.iter().map(|r| {
+        (
+            r.arch.as_str(),
+            format!("{} #{}", r.kernel.name, r.kernel.id),
+            r.error.as_ref(),
+        )
+    }))
 }
 
 fn versions_line(report: &ReplayReport) -> String {
