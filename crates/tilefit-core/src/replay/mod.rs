@@ -138,12 +138,8 @@ pub struct ReplayStats {
     /// Wall time of the recompiles.
     pub seconds: f64,
     /// False when the run was interrupted.
-    #[serde(default = "crate::replay::complete_by_default")]
+    #[serde(default = "crate::probe::complete_by_default")]
     pub complete: bool,
-}
-
-fn complete_by_default() -> bool {
-    true
 }
 
 /// Everything a replay found.

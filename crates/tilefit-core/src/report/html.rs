@@ -8,7 +8,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Exporter, config_text, devices_by_arch, varying_axes};
+use super::{Exporter, config_rows, devices_by_arch, varying_axes};
 use crate::probe::{ProbeReport, TargetDevice};
 use crate::replay::ReplayReport;
 use crate::units::format_count;
@@ -328,20 +328,9 @@ impl Exporter<ProbeReport> for Html {
     fn export(&self, report: &ProbeReport) -> String {
         let varying = varying_axes(report);
         let devices = devices_by_arch(&report.targets);
-        let mut indices: Vec<usize> = report.results.iter().map(|r| r.config_index).collect();
-        indices.dedup();
-        let rows = indices
-            .iter()
-            .map(|&index| {
-                let in_row: Vec<_> = report
-                    .results
-                    .iter()
-                    .filter(|r| r.config_index == index)
-                    .collect();
-                let label = in_row
-                    .first()
-                    .map(|r| config_text(&r.config, &varying))
-                    .unwrap_or_default();
+        let rows = config_rows(report, &varying)
+            .into_iter()
+            .map(|(label, in_row)| {
                 let cells = devices
                     .iter()
                     .map(|device| {

@@ -148,18 +148,7 @@ pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
     let devices = devices_by_arch(&report.targets);
     let (header, budget_row) = device_columns(&devices, &["config"]);
     let mut rows = vec![budget_row];
-    let mut indices: Vec<usize> = report.results.iter().map(|r| r.config_index).collect();
-    indices.dedup();
-    for index in indices {
-        let in_row: Vec<&ProbeResult> = report
-            .results
-            .iter()
-            .filter(|r| r.config_index == index)
-            .collect();
-        let label = in_row
-            .first()
-            .map(|r| config_text(&r.config, &varying))
-            .unwrap_or_default();
+    for (label, in_row) in config_rows(report, &varying) {
         let mut row = vec![if label.is_empty() {
             "(the one config)".to_owned()
         } else {
@@ -180,6 +169,31 @@ pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
         rows,
         numeric: (1..=devices.len()).collect(),
     }
+}
+
+/// The results of a probe grouped by config, in sweep order, each group with its config's label
+/// (only the varying axes; empty when the sweep has one config).
+pub(crate) fn config_rows<'a>(
+    report: &'a ProbeReport,
+    varying: &[String],
+) -> Vec<(String, Vec<&'a ProbeResult>)> {
+    let mut indices: Vec<usize> = report.results.iter().map(|r| r.config_index).collect();
+    indices.dedup();
+    indices
+        .into_iter()
+        .map(|index| {
+            let in_row: Vec<&ProbeResult> = report
+                .results
+                .iter()
+                .filter(|r| r.config_index == index)
+                .collect();
+            let label = in_row
+                .first()
+                .map(|r| config_text(&r.config, varying))
+                .unwrap_or_default();
+            (label, in_row)
+        })
+        .collect()
 }
 
 /// The fleet, grouped so devices of one arch sit side by side, arch order as first listed.
