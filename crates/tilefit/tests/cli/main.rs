@@ -99,3 +99,40 @@ pub fn scratch(name: &str) -> PathBuf {
 pub fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
+
+/// The MLA example's shared bytes from Triton's own `triton.compile` for `arch` (no tilefit
+/// involved), with Triton's cache in `triton_cache`: the reference the probe and replay tests
+/// check tilefit against.
+pub fn direct_mla_compile(
+    arch: &str,
+    (kv, block_n, stages): (&str, u32, u32),
+    triton_cache: &Path,
+) -> u64 {
+    let kernel = format!(
+        "{}/../../examples/mla_decode/mla_decode.py",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let out = std::process::Command::new(python())
+        .arg(fixture("direct_compile.py"))
+        .args([
+            &kernel,
+            "mla_decode_stage1",
+            arch,
+            kv,
+            &block_n.to_string(),
+            &stages.to_string(),
+        ])
+        .env("TRITON_CACHE_DIR", triton_cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}

@@ -3,11 +3,10 @@
 //! the cache; bad input.
 
 use std::path::Path;
-use std::process::Command;
 
 use serde_json::Value;
 
-use super::{Run, fixture, python, scratch, tilefit_with};
+use super::{Run, direct_mla_compile, fixture, python, scratch, tilefit_with};
 
 const PINNED: &str = tilefit_core::toolchain::DEFAULT_TRITON_VERSION;
 
@@ -34,39 +33,6 @@ fn cell<'a>(report: &'a Value, arch: &str, pairs: &[(&str, Value)]) -> &'a Value
         .iter()
         .find(|r| r["arch"] == arch && pairs.iter().all(|(k, v)| &r["config"][*k] == v))
         .unwrap_or_else(|| panic!("no result for {arch} {pairs:?}"))
-}
-
-fn direct_compile(arch: &str, kv: &str, block_n: u32, stages: u32) -> u64 {
-    let kernel = format!(
-        "{}/../../examples/mla_decode/mla_decode.py",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let out = Command::new(python())
-        .arg(fixture("direct_compile.py"))
-        .args([
-            &kernel,
-            "mla_decode_stage1",
-            arch,
-            kv,
-            &block_n.to_string(),
-            &stages.to_string(),
-        ])
-        .env(
-            "TRITON_CACHE_DIR",
-            scratch(&format!("direct-{arch}-{kv}-{block_n}-{stages}")),
-        )
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
 }
 
 #[test]
@@ -121,7 +87,11 @@ fn assert_bytes(report: &Value) {
         );
         assert_eq!(
             result["shared_bytes"].as_u64().unwrap(),
-            direct_compile(arch, kv, block_n, stages),
+            direct_mla_compile(
+                arch,
+                (kv, block_n, stages),
+                &scratch(&format!("direct-{arch}-{kv}-{block_n}-{stages}"))
+            ),
             "{arch} {kv} {block_n} {stages}"
         );
     }

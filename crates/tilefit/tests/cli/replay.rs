@@ -3,46 +3,15 @@
 //! gate; damaged and partial caches; a cache from another Triton version; bad directories.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::OnceLock;
 
 use serde_json::Value;
 
-use super::{Run, fixture, python, scratch, tilefit_with};
+use super::{Run, direct_mla_compile, python, scratch, tilefit_with};
 
 /// (kv dtype, BLOCK_N, num_stages): chosen so their sm_90 sizes differ, which identifies each
 /// cached variant by its original bytes.
 const CONFIGS: [(&str, u32, u32); 3] = [("bf16", 32, 1), ("bf16", 64, 2), ("fp8e4nv", 64, 2)];
-
-fn direct_compile(arch: &str, (kv, block_n, stages): (&str, u32, u32), triton_cache: &Path) -> u64 {
-    let kernel = format!(
-        "{}/../../examples/mla_decode/mla_decode.py",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let out = Command::new(python())
-        .arg(fixture("direct_compile.py"))
-        .args([
-            &kernel,
-            "mla_decode_stage1",
-            arch,
-            kv,
-            &block_n.to_string(),
-            &stages.to_string(),
-        ])
-        .env("TRITON_CACHE_DIR", triton_cache)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
-}
 
 /// A real cache: Triton's own compile of three MLA configs for sm_90, written where Triton writes.
 fn real_cache() -> &'static (PathBuf, Vec<u64>) {
@@ -51,7 +20,7 @@ fn real_cache() -> &'static (PathBuf, Vec<u64>) {
         let dir = scratch("replay-source-cache");
         let sizes = CONFIGS
             .iter()
-            .map(|c| direct_compile("sm_90", *c, &dir))
+            .map(|c| direct_mla_compile("sm_90", *c, &dir))
             .collect();
         (dir, sizes)
     })
@@ -127,7 +96,7 @@ fn every_recompiled_cell_equals_a_direct_compile() {
             "recompiling for the original arch reproduces it"
         );
         assert_eq!(cell("sm_90")["original_shared_bytes"], *sm90);
-        let sm120 = direct_compile("sm_120", *config, &scratch_cache);
+        let sm120 = direct_mla_compile("sm_120", *config, &scratch_cache);
         assert_eq!(cell("sm_120")["shared_bytes"], sm120, "{config:?}");
         let verdict = &cell("sm_120")["verdicts"][0];
         assert_eq!(verdict["device"], "rtx-pro-6000");
