@@ -278,18 +278,20 @@ impl Session {
         };
         let registers = attribute(FUNC_NUM_REGS);
         let local_bytes = attribute(FUNC_LOCAL_SIZE_BYTES);
+        // The driver refused a call: the verdict names the call's error.
+        let refused = |name: String| DriverVerdict {
+            accepted: false,
+            blocks_per_sm: None,
+            error: Some(name),
+            registers,
+            local_bytes,
+        };
         let size = c_int::try_from(dynamic_shared).unwrap_or(c_int::MAX);
         // SAFETY: sets an attribute on a valid function handle.
         let code =
             unsafe { (api.func_set_attribute)(function, FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES, size) };
         if let Err(LiveError::Call { name, .. }) = self.driver.check("cuFuncSetAttribute", code) {
-            return Ok(DriverVerdict {
-                accepted: false,
-                blocks_per_sm: None,
-                error: Some(name),
-                registers,
-                local_bytes,
-            });
+            return Ok(refused(name));
         }
         let mut blocks: c_int = 0;
         let block = c_int::try_from(threads).unwrap_or(c_int::MAX);
@@ -300,13 +302,7 @@ impl Session {
             .driver
             .check("cuOccupancyMaxActiveBlocksPerMultiprocessor", code)
         {
-            return Ok(DriverVerdict {
-                accepted: false,
-                blocks_per_sm: None,
-                error: Some(name),
-                registers,
-                local_bytes,
-            });
+            return Ok(refused(name));
         }
         Ok(DriverVerdict {
             accepted: blocks > 0,
