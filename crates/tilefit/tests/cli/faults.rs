@@ -3,31 +3,37 @@
 //! worker is replaced and every other result is reported. A toolchain whose Triton does not import
 //! stops the run before any job, with the import error.
 
-use super::{fixture, scratch, tilefit_with};
+use std::path::{Path, PathBuf};
+
+use super::{Run, fixture, scratch, tilefit_with};
+
+/// `tilefit probe` of the faults fixture with the fake worker, a fresh result cache named
+/// `cache_name`, and `extra_args` / `extra_env` on top.
+fn probe_with_fake_worker(
+    cache_name: &str,
+    extra_args: &[&str],
+    extra_env: &[(&str, &Path)],
+) -> Run {
+    let cache = scratch(cache_name);
+    let worker = PathBuf::from(fixture("fake_worker.py"));
+    let spec = fixture("faults.toml");
+    let python = super::python().to_str().unwrap();
+    let mut args = vec!["probe", spec.as_str(), "--python", python];
+    args.extend(extra_args);
+    let mut env = vec![
+        ("TILEFIT_CACHE_DIR", cache.as_path()),
+        ("TILEFIT_WORKER_SCRIPT", worker.as_path()),
+    ];
+    env.extend(extra_env);
+    tilefit_with(&args, None, &env)
+}
 
 #[test]
 fn worker_faults_fail_only_their_job() {
-    let cache = scratch("faults");
-    let worker = std::path::PathBuf::from(fixture("fake_worker.py"));
-    let python = super::python();
-    let run = tilefit_with(
-        &[
-            "probe",
-            &fixture("faults.toml"),
-            "--python",
-            python.to_str().unwrap(),
-            "--timeout",
-            "3",
-            "--jobs",
-            "2",
-            "--json",
-            "-",
-        ],
-        None,
-        &[
-            ("TILEFIT_CACHE_DIR", &cache),
-            ("TILEFIT_WORKER_SCRIPT", &worker),
-        ],
+    let run = probe_with_fake_worker(
+        "faults",
+        &["--timeout", "3", "--jobs", "2", "--json", "-"],
+        &[],
     );
     assert_eq!(
         run.code, 2,
@@ -85,24 +91,7 @@ fn worker_faults_fail_only_their_job() {
 
 #[test]
 fn the_table_marks_failed_cells() {
-    let cache = scratch("faults-table");
-    let worker = std::path::PathBuf::from(fixture("fake_worker.py"));
-    let python = super::python();
-    let run = tilefit_with(
-        &[
-            "probe",
-            &fixture("faults.toml"),
-            "--python",
-            python.to_str().unwrap(),
-            "--timeout",
-            "2",
-        ],
-        None,
-        &[
-            ("TILEFIT_CACHE_DIR", &cache),
-            ("TILEFIT_WORKER_SCRIPT", &worker),
-        ],
-    );
+    let run = probe_with_fake_worker("faults-table", &["--timeout", "2"], &[]);
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stdout.matches(" FAILED").count(),
@@ -115,22 +104,10 @@ fn the_table_marks_failed_cells() {
 
 #[test]
 fn a_triton_that_does_not_import_stops_the_run() {
-    let cache = scratch("no-triton");
-    let worker = std::path::PathBuf::from(fixture("fake_worker.py"));
-    let python = super::python();
-    let run = tilefit_with(
-        &[
-            "probe",
-            &fixture("faults.toml"),
-            "--python",
-            python.to_str().unwrap(),
-        ],
-        None,
-        &[
-            ("TILEFIT_CACHE_DIR", &cache),
-            ("TILEFIT_WORKER_SCRIPT", &worker),
-            ("FAKE_WORKER_NO_TRITON", std::path::Path::new("1")),
-        ],
+    let run = probe_with_fake_worker(
+        "no-triton",
+        &[],
+        &[("FAKE_WORKER_NO_TRITON", Path::new("1"))],
     );
     assert_eq!(run.code, 2);
     assert!(run.stdout.is_empty());
@@ -234,7 +211,7 @@ fn interrupt_mid_sweep(signal: &str) {
     for pid in std::fs::read_dir(&pids).unwrap() {
         let pid = pid.unwrap().file_name().to_string_lossy().into_owned();
         assert!(
-            !std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            !Path::new(&format!("/proc/{pid}")).exists(),
             "worker {pid} outlived tilefit"
         );
     }
