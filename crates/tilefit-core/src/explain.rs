@@ -12,7 +12,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde::Serialize;
 
-use crate::device::registers::{max_registers_for_threads, registers_giving_thread_limit};
+use crate::device::occupancy::{max_registers_for_threads, registers_giving_thread_limit};
 use crate::device::{ArchSpec, Backend, DeviceTable, TableError};
 
 /// Version of the JSON shape of [`Explanation`].

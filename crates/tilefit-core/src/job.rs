@@ -71,6 +71,10 @@ pub struct CompileJob {
     /// allocated; part of the key, so the two never share a cache entry.
     #[serde(default)]
     pub full: bool,
+    /// Also send back the binary and ptxas's log, for registers, local memory and spills
+    /// (`--resources full`; implies the whole compile).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources: bool,
 }
 
 impl CompileJob {

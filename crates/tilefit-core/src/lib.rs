@@ -29,6 +29,7 @@ pub mod job;
 pub mod probe;
 pub mod replay;
 pub mod report;
+pub mod resources;
 pub mod spec;
 pub mod toolchain;
 pub mod units;

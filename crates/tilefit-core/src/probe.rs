@@ -13,8 +13,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cache::{Lookup, ResultCache};
+use crate::device::occupancy::{self, BlockNeeds, SmLimits};
 use crate::device::{Backend, DeviceTable, LookupError};
 use crate::job::{self, CompileJob, KernelParam, KeyContext, Target};
+use crate::resources::{self, BinaryFormat, KernelResources};
 use crate::spec::{Config, ProbeSpec, SpecError, describe_config};
 use crate::toolchain::Toolchain;
 use crate::verdict::{self, CompileStatus, DeviceVerdict, VerdictCode};
@@ -42,6 +44,9 @@ pub struct TargetDevice {
     pub smem_per_sm: u64,
     /// Reserved per block.
     pub smem_reserved_per_block: u64,
+    /// The arch's limits for the occupancy model (NVIDIA archs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sm_limits: Option<SmLimits>,
 }
 
 impl TargetDevice {
@@ -66,6 +71,7 @@ impl TargetDevice {
                 smem_per_block_optin: u64::from(arch.smem_per_block_optin.value),
                 smem_per_sm: u64::from(arch.smem_per_sm.value),
                 smem_reserved_per_block: u64::from(arch.smem_reserved_per_block.value),
+                sm_limits: SmLimits::of(arch),
             });
         }
         Ok(devices)
@@ -120,11 +126,35 @@ pub struct CompileOutcome {
     /// The kernel's symbol in that binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_name: Option<String>,
+    /// Registers, local memory and launch bounds read from the binary (`--resources full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<KernelResources>,
+    /// Why the binary's resources could not be read, when it was sent but is unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_error: Option<String>,
 }
 
 /// What a compile reply means, for callers outside the runner (the protocol fuzzer).
 pub fn outcome_of_reply(reply: &Reply) -> CompileOutcome {
     CompileOutcome::from_reply(reply)
+}
+
+/// The binary a reply carries, read; `None` when the reply carries none.
+fn resources_of(reply: &Reply) -> Option<Result<KernelResources, String>> {
+    use base64::Engine as _;
+    let format = reply.body.get("binary_format")?.as_str()?;
+    let encoded = reply.body.get("binary_base64")?.as_str()?;
+    let read = || -> Result<KernelResources, String> {
+        let format = BinaryFormat::from_asm_key(format)
+            .ok_or_else(|| format!("the worker sent a binary of unknown format `{format}`"))?;
+        let binary = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .map_err(|e| format!("the worker's binary is not base64: {e}"))?;
+        let kernel = reply.body.get("kernel_name").and_then(Value::as_str);
+        let log = reply.body.get("compiler_log").and_then(Value::as_str);
+        resources::read(format, &binary, kernel, log).map_err(|e| e.to_string())
+    };
+    Some(read())
 }
 
 /// Why a job did not produce a size.
@@ -158,27 +188,36 @@ impl CompileOutcome {
             .and_then(Value::as_f64)
             .unwrap_or(0.0);
         match &reply.error {
-            None => CompileOutcome {
-                status: CompileStatus::Ok,
-                shared: number("shared"),
-                tmem_size: number("tmem_size"),
-                num_warps: number("num_warps"),
-                num_stages: number("num_stages"),
-                divisible_by_16: names("divisible_by_16"),
-                specialized_to_1: names("specialized_to_1"),
-                error: None,
-                compile_seconds: seconds,
-                binary: reply
-                    .body
-                    .get("binary")
-                    .and_then(Value::as_str)
-                    .map(PathBuf::from),
-                kernel_name: reply
-                    .body
-                    .get("kernel_name")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned),
-            },
+            None => {
+                let (resources, resources_error) = match resources_of(reply) {
+                    Some(Ok(resources)) => (Some(resources), None),
+                    Some(Err(error)) => (None, Some(error)),
+                    None => (None, None),
+                };
+                CompileOutcome {
+                    status: CompileStatus::Ok,
+                    shared: number("shared"),
+                    tmem_size: number("tmem_size"),
+                    num_warps: number("num_warps"),
+                    num_stages: number("num_stages"),
+                    divisible_by_16: names("divisible_by_16"),
+                    specialized_to_1: names("specialized_to_1"),
+                    error: None,
+                    compile_seconds: seconds,
+                    binary: reply
+                        .body
+                        .get("binary")
+                        .and_then(Value::as_str)
+                        .map(PathBuf::from),
+                    kernel_name: reply
+                        .body
+                        .get("kernel_name")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    resources,
+                    resources_error,
+                }
+            }
             Some(error) => CompileOutcome::failure(
                 if error.kind == "unsupported-on-target" {
                     CompileStatus::UnsupportedOnTarget
@@ -207,6 +246,8 @@ impl CompileOutcome {
             compile_seconds: 0.0,
             binary: None,
             kernel_name: None,
+            resources: None,
+            resources_error: None,
         }
     }
 
@@ -279,6 +320,13 @@ pub struct ProbeResult {
     /// The kernel's symbol in the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_name: Option<String>,
+    /// Registers, local memory and spills from the binary (`--resources full`), flattened:
+    /// `registers_per_thread`, `local_bytes_per_thread`, `spill_bytes`, ...
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<KernelResources>,
+    /// Why the binary's resources could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_error: Option<String>,
     /// The compile job, kept with binaries so `verify --launch` can launch the same config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<CompileJob>,
@@ -449,6 +497,9 @@ pub struct ProbeSettings {
     pub binaries: Option<PathBuf>,
     /// Compile through the cubin instead of stopping after shared-memory allocation.
     pub full_compile: bool,
+    /// Read registers, local memory, spills and launch bounds from each binary
+    /// (`--resources full`); implies the whole compile.
+    pub read_resources: bool,
     /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
     pub cancel: crate::cancel::Cancel,
 }
@@ -530,7 +581,7 @@ pub fn probe(
         .map(|config| job::bind(spec, &params, config))
         .collect::<Result<Vec<_>, _>>()?;
 
-    let jobs = plan_jobs(spec, bound, targets, &context, settings.full_compile);
+    let jobs = plan_jobs(spec, bound, targets, &context, settings);
     let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
     let mut recomputed = 0;
     if settings.use_cache && settings.binaries.is_none() {
@@ -705,7 +756,7 @@ fn plan_jobs(
     bound: Vec<job::BoundConfig>,
     targets: &[TargetDevice],
     context: &KeyContext<'_>,
-    full: bool,
+    settings: &ProbeSettings,
 ) -> Vec<PlannedJob> {
     let mut archs: Vec<Target> = Vec::new();
     for device in targets {
@@ -723,7 +774,8 @@ fn plan_jobs(
                 constexprs: binding.constexprs.clone(),
                 options: binding.options.clone(),
                 target: target.clone(),
-                full,
+                full: settings.full_compile || settings.read_resources,
+                resources: settings.read_resources,
             };
             let key = job::job_key(&job, context);
             jobs.push(PlannedJob {
@@ -860,12 +912,10 @@ pub fn plan(
         .iter()
         .map(|config| job::bind(spec, &params, config))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(
-        plan_jobs(spec, bound, targets, &context, settings.full_compile)
-            .into_iter()
-            .map(|planned| planned.job)
-            .collect(),
-    )
+    Ok(plan_jobs(spec, bound, targets, &context, settings)
+        .into_iter()
+        .map(|planned| planned.job)
+        .collect())
 }
 
 /// A private TRITON_CACHE_DIR for the workers, removed when the probe ends, so Triton's own cache
@@ -958,14 +1008,7 @@ fn result_for(
     let verdicts = targets
         .iter()
         .filter(|d| d.arch == job.target.arch)
-        .map(|d| {
-            verdict::judge(
-                outcome.status,
-                outcome.shared,
-                &d.device,
-                d.smem_per_block_optin,
-            )
-        })
+        .map(|d| judge_on(d, outcome))
         .collect();
     ProbeResult {
         config: shown,
@@ -982,9 +1025,40 @@ fn result_for(
         compile_seconds: outcome.compile_seconds,
         binary: outcome.binary.clone(),
         kernel_name: outcome.kernel_name.clone(),
+        resources: outcome.resources.clone(),
+        resources_error: outcome.resources_error.clone(),
         job: outcome.binary.is_some().then(|| job.clone()),
         verdicts,
     }
+}
+
+/// One device's verdict on a compile: shared memory against its budget, then, where the binary's
+/// resources are known, the thread limit its registers leave and its occupancy.
+pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdict {
+    let verdict = verdict::judge(
+        outcome.status,
+        outcome.shared,
+        &device.device,
+        device.smem_per_block_optin,
+    );
+    let occupancy = match (&device.sm_limits, &outcome.resources, outcome.shared) {
+        (Some(limits), Some(resources), Some(shared)) => {
+            let warps = outcome.num_warps.unwrap_or(4);
+            Some(occupancy::occupancy(
+                limits,
+                &BlockNeeds {
+                    registers_per_thread: resources.registers_per_thread,
+                    static_shared: resources.static_shared_bytes,
+                    dynamic_shared: shared,
+                    threads_per_block: u32::try_from(warps)
+                        .unwrap_or(u32::MAX)
+                        .saturating_mul(device.warp_size),
+                },
+            ))
+        }
+        _ => None,
+    };
+    verdict.with_occupancy(occupancy)
 }
 
 fn recommend(

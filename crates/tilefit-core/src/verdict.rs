@@ -9,6 +9,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::device::occupancy::{Limiter, Occupancy};
 use crate::spec::{Config, Preference, RecommendRule};
 
 /// What a compile produced, for verdict purposes.
@@ -39,6 +40,9 @@ pub enum VerdictCode {
     UnsupportedOnTarget,
     /// The compile did not finish (worker fault).
     Failed,
+    /// Shared memory fits, but the registers each thread needs leave the driver fewer threads
+    /// per block than num_warps x warp size: Triton raises OutOfResources "threads".
+    OverThreadLimit,
 }
 
 impl VerdictCode {
@@ -50,6 +54,7 @@ impl VerdictCode {
             VerdictCode::CompileError => "compile-error",
             VerdictCode::UnsupportedOnTarget => "unsupported-on-target",
             VerdictCode::Failed => "failed",
+            VerdictCode::OverThreadLimit => "over-thread-limit",
         }
     }
 }
@@ -67,6 +72,37 @@ pub struct DeviceVerdict {
     pub headroom: Option<u64>,
     /// The budget compared with.
     pub budget: u64,
+    /// Threads per block the driver allows at the kernel's register count (`--resources full`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_threads_per_block: Option<u32>,
+    /// Resident blocks per SM.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub blocks_per_sm: Option<u32>,
+    /// What limits them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy_limiter: Option<Limiter>,
+    /// Resident warps over the SM's maximum, in percent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub occupancy_percent: Option<u32>,
+}
+
+impl DeviceVerdict {
+    /// Add what the occupancy model says; a config whose shared memory fits but whose threads
+    /// do not becomes `over-thread-limit` (Triton checks shared memory first, then threads).
+    #[must_use]
+    pub fn with_occupancy(mut self, occupancy: Option<Occupancy>) -> DeviceVerdict {
+        if let Some(o) = occupancy {
+            self.max_threads_per_block = Some(o.max_threads_per_block);
+            self.blocks_per_sm = Some(o.blocks_per_sm);
+            self.occupancy_limiter = Some(o.limiter);
+            self.occupancy_percent = Some(o.occupancy_percent);
+            if self.verdict == VerdictCode::Fits && !o.threads_fit {
+                self.verdict = VerdictCode::OverThreadLimit;
+                self.headroom = None;
+            }
+        }
+        self
+    }
 }
 
 /// Judge a compile result against one budget.
@@ -91,6 +127,10 @@ pub fn judge(
         over_by,
         headroom,
         budget,
+        max_threads_per_block: None,
+        blocks_per_sm: None,
+        occupancy_limiter: None,
+        occupancy_percent: None,
     }
 }
 

@@ -1,8 +1,12 @@
 //! Verification against the hardware: for the local GPU's arch, every compiled kernel's predicted
 //! verdict (its bytes against the table's per-block budget) beside the driver's own (does
 //! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` accept the size, and does at least one
-//! block fit an SM), and whether they agree. The compiles come from a probe or a replay run with
-//! binaries kept; this module only judges and never prints.
+//! block fits an SM), and whether they agree. Beside shared memory it checks what tilefit reads
+//! from the binary and models per device: registers and local memory per thread (against
+//! `CU_FUNC_ATTRIBUTE_NUM_REGS` / `LOCAL_SIZE_BYTES`), the threads per block the driver allows
+//! (`MAX_THREADS_PER_BLOCK`) with the `threads` verdict, and resident blocks per SM
+//! (`cuOccupancyMaxActiveBlocksPerMultiprocessor`). The compiles come from a probe or a replay
+//! run with binaries kept; this module only judges and never prints.
 
 use std::path::PathBuf;
 
@@ -12,7 +16,8 @@ use crate::cuda::{DriverVerdict, LiveDevice, LiveError, Session};
 use crate::probe::{ProbeReport, ToolInfo};
 use crate::replay::ReplayReport;
 use crate::report::{config_text, varying_axes};
-use crate::verdict::{CompileStatus, VerdictCode};
+use crate::resources::KernelResources;
+use crate::verdict::{CompileStatus, DeviceVerdict, VerdictCode};
 
 /// Version of the verify report's JSON shape.
 pub const VERIFY_SCHEMA_VERSION: u32 = 1;
@@ -34,6 +39,51 @@ pub struct Case {
     pub symbol: String,
     /// The worker request that launches it once on the GPU (`--launch`, spec sources only).
     pub launch: Option<serde_json::Value>,
+    /// What tilefit read from the binary.
+    pub resources: Option<KernelResources>,
+    /// tilefit's verdict for the local device (thread limit and occupancy from the model).
+    pub predicted: Option<DeviceVerdict>,
+}
+
+/// One number as tilefit predicts it and as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// tilefit's number.
+    pub predicted: Option<i64>,
+    /// The driver's.
+    pub driver: Option<i64>,
+    /// Both known and equal.
+    pub agrees: bool,
+}
+
+impl Check {
+    fn of(predicted: Option<i64>, driver: Option<i64>) -> Check {
+        Check {
+            agrees: predicted.is_some() && predicted == driver,
+            predicted,
+            driver,
+        }
+    }
+}
+
+/// Registers, local memory, the thread limit and occupancy: read and modelled against the driver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceChecks {
+    /// Registers per thread from the cubin vs `CU_FUNC_ATTRIBUTE_NUM_REGS`.
+    pub registers_per_thread: Check,
+    /// Stack frame from the cubin vs `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`.
+    pub local_bytes_per_thread: Check,
+    /// Modelled thread limit vs `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+    pub max_threads_per_block: Check,
+    /// The `threads` verdict (1: the block's threads fit) vs the driver's limit.
+    pub threads_fit: Check,
+    /// Modelled resident blocks vs `cuOccupancyMaxActiveBlocksPerMultiprocessor` (0 where the
+    /// driver refused the size).
+    pub blocks_per_sm: Check,
+    /// Spill bytes from ptxas's log (not something the driver reports).
+    pub spill_bytes: Option<u64>,
+    /// Every check agrees.
+    pub agrees: bool,
 }
 
 /// What a real launch through Triton's JIT said.
@@ -62,7 +112,11 @@ pub struct Row {
     pub driver: DriverVerdict,
     /// What a real launch said, with `--launch`.
     pub launch: Option<LaunchOutcome>,
-    /// Prediction, driver and launch (when made) agree (fits = accepted = launched).
+    /// Registers, local memory, threads and occupancy against the driver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceChecks>,
+    /// Prediction, driver and launch (when made) agree (fits = accepted = launched), and so do
+    /// the resource checks.
     pub agrees: bool,
 }
 
@@ -91,6 +145,38 @@ pub struct VerifyReport {
     pub agreed: usize,
 }
 
+impl VerifyReport {
+    /// Per resource check: (name, agreeing rows, rows checked).
+    pub fn resource_tally(&self) -> Vec<(&'static str, usize, usize)> {
+        let checks: Vec<&ResourceChecks> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.resources.as_ref())
+            .collect();
+        let count =
+            |pick: fn(&ResourceChecks) -> &Check| checks.iter().filter(|c| pick(c).agrees).count();
+        vec![
+            (
+                "registers per thread",
+                count(|c| &c.registers_per_thread),
+                checks.len(),
+            ),
+            (
+                "local bytes per thread",
+                count(|c| &c.local_bytes_per_thread),
+                checks.len(),
+            ),
+            (
+                "max threads per block",
+                count(|c| &c.max_threads_per_block),
+                checks.len(),
+            ),
+            ("threads verdict", count(|c| &c.threads_fit), checks.len()),
+            ("blocks per SM", count(|c| &c.blocks_per_sm), checks.len()),
+        ]
+    }
+}
+
 /// What a compile result contributes to verification, whatever ran it.
 struct Compiled<'a> {
     subject: String,
@@ -102,6 +188,8 @@ struct Compiled<'a> {
     config: &'a std::collections::BTreeMap<String, serde_json::Value>,
     error: Option<&'a crate::probe::OutcomeError>,
     launch: Option<serde_json::Value>,
+    resources: Option<&'a KernelResources>,
+    verdict: Option<&'a DeviceVerdict>,
 }
 
 /// Sort compiled results into cases (a binary to put before the driver) and the rest.
@@ -121,6 +209,8 @@ fn cases_of<'a>(
                     .unwrap_or(4);
                 cases.push(Case {
                     launch: c.launch,
+                    resources: c.resources.cloned(),
+                    predicted: c.verdict.cloned(),
                     subject: c.subject,
                     kernel: c.kernel.to_owned(),
                     shared_bytes: shared,
@@ -156,6 +246,8 @@ pub fn probe_cases(
         shared: r.shared_bytes,
         config: &r.config,
         error: r.error.as_ref(),
+        resources: r.resources.as_ref(),
+        verdict: r.verdicts.first(),
         launch: launch.zip(r.job.as_ref()).map(|(settings, job)| {
             serde_json::json!({
                 "type": "launch",
@@ -184,6 +276,8 @@ pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<St
         config: &r.config,
         error: r.error.as_ref(),
         launch: None,
+        resources: r.resources.as_ref(),
+        verdict: r.verdicts.first(),
     });
     cases_of(compiled, warp_size)
 }
@@ -248,17 +342,62 @@ pub fn judge(
             };
             let launch = launches.get(index).cloned().flatten();
             let fits = predicted == VerdictCode::Fits;
+            let resources = resource_checks(case, &driver);
             Ok(Row {
                 subject: case.subject.clone(),
                 kernel: case.kernel.clone(),
                 shared_bytes: case.shared_bytes,
                 threads: case.threads,
                 agrees: fits == driver.accepted
-                    && launch.as_ref().is_none_or(|l| l.launched == fits),
+                    && launch.as_ref().is_none_or(|l| l.launched == fits)
+                    && resources.as_ref().is_none_or(|r| r.agrees),
                 predicted,
                 driver,
                 launch,
+                resources,
             })
         })
         .collect()
+}
+
+/// The resource checks of one case, where tilefit read its binary.
+fn resource_checks(case: &Case, driver: &DriverVerdict) -> Option<ResourceChecks> {
+    let resources = case.resources.as_ref()?;
+    let predicted = case.predicted.as_ref();
+    let model_threads = predicted.and_then(|v| v.max_threads_per_block);
+    let registers = Check::of(
+        Some(i64::from(resources.registers_per_thread)),
+        driver.registers.map(i64::from),
+    );
+    let local = Check::of(
+        i64::try_from(resources.local_bytes_per_thread).ok(),
+        driver.local_bytes.map(i64::from),
+    );
+    let max_threads = Check::of(
+        model_threads.map(i64::from),
+        driver.max_threads_per_block.map(i64::from),
+    );
+    let threads = i64::from(case.threads);
+    let threads_fit = Check::of(
+        model_threads.map(|t| i64::from(threads <= i64::from(t))),
+        driver
+            .max_threads_per_block
+            .map(|t| i64::from(threads <= i64::from(t))),
+    );
+    let blocks = Check::of(
+        predicted.and_then(|v| v.blocks_per_sm).map(i64::from),
+        Some(driver.blocks_per_sm.map_or(0, i64::from)),
+    );
+    let agrees = [&registers, &local, &max_threads, &threads_fit, &blocks]
+        .iter()
+        .all(|c| c.agrees);
+    Some(ResourceChecks {
+        registers_per_thread: registers,
+        local_bytes_per_thread: local,
+        max_threads_per_block: max_threads,
+        threads_fit,
+        blocks_per_sm: blocks,
+        spill_bytes: resources.spill_bytes,
+        agrees,
+    })
 }

@@ -167,8 +167,22 @@ pub struct CompileArgs {
     /// the sizes are the same, which the tests check on every example).
     #[arg(long)]
     pub full_compile: bool,
+    /// `shared`: shared memory only (stops the compile early). `full`: compile to the binary for
+    /// every target and read registers, local memory, spills and launch bounds from it, then
+    /// judge the thread limit and occupancy per device.
+    #[arg(long, value_enum, default_value_t = Resources::Shared, value_name = "WHAT")]
+    pub resources: Resources,
     #[command(flatten)]
     pub python: PythonArgs,
+}
+
+/// What `--resources` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Resources {
+    /// Shared memory only.
+    Shared,
+    /// Shared memory, registers, local memory, spills, threads and occupancy.
+    Full,
 }
 
 impl CompileArgs {

@@ -37,6 +37,7 @@ const MAX_BLOCKS_PER_MULTIPROCESSOR: c_int = 106;
 const RESERVED_SHARED_MEMORY_PER_BLOCK: c_int = 111;
 
 // CUfunction_attribute
+const FUNC_MAX_THREADS_PER_BLOCK: c_int = 0;
 const FUNC_LOCAL_SIZE_BYTES: c_int = 3;
 const FUNC_NUM_REGS: c_int = 4;
 const FUNC_MAX_DYNAMIC_SHARED_SIZE_BYTES: c_int = 8;
@@ -278,6 +279,7 @@ impl Session {
         };
         let registers = attribute(FUNC_NUM_REGS);
         let local_bytes = attribute(FUNC_LOCAL_SIZE_BYTES);
+        let max_threads_per_block = attribute(FUNC_MAX_THREADS_PER_BLOCK);
         // The driver refused a call: the verdict names the call's error.
         let refused = |name: String| DriverVerdict {
             accepted: false,
@@ -285,6 +287,7 @@ impl Session {
             error: Some(name),
             registers,
             local_bytes,
+            max_threads_per_block,
         };
         let size = c_int::try_from(dynamic_shared).unwrap_or(c_int::MAX);
         // SAFETY: sets an attribute on a valid function handle.
@@ -310,6 +313,7 @@ impl Session {
             error: (blocks == 0).then(|| "no block fits an SM (occupancy 0)".to_owned()),
             registers,
             local_bytes,
+            max_threads_per_block,
         })
     }
 }

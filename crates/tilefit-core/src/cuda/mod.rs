@@ -62,6 +62,9 @@ pub struct DriverVerdict {
     pub registers: Option<i32>,
     /// Local memory per thread (`CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`).
     pub local_bytes: Option<i32>,
+    /// Threads per block the driver allows the function (`CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
+    #[serde(default)]
+    pub max_threads_per_block: Option<i32>,
 }
 
 /// Why the driver could not be asked.

@@ -8,7 +8,7 @@
 
 mod listing;
 mod lookup;
-pub mod registers;
+pub mod occupancy;
 mod table;
 
 pub use listing::{ArchListing, DeviceListing, ProductListing, SourceListing};

@@ -148,6 +148,15 @@ pub struct ArchSpec {
     /// Shared-memory capacities (KiB) an SM can be configured to.
     #[serde(default)]
     pub smem_carveouts_kib: Option<Sourced<Vec<u32>>>,
+    /// Bytes a block's shared memory (reservation included) is rounded up to, for occupancy.
+    #[serde(default)]
+    pub smem_allocation_unit: Option<Sourced<u32>>,
+    /// Registers a warp's allocation is rounded up to.
+    #[serde(default)]
+    pub reg_allocation_unit: Option<Sourced<u32>>,
+    /// Sub-partitions of the register file; each warp's registers come from one.
+    #[serde(default)]
+    pub register_subpartitions: Option<Sourced<u32>>,
 }
 
 impl ArchSpec {
@@ -189,6 +198,16 @@ impl ArchSpec {
         if let Some(v) = &self.smem_carveouts_kib {
             fields.push(("smem_carveouts_kib", &v.sources));
         }
+        let model = [
+            ("smem_allocation_unit", &self.smem_allocation_unit),
+            ("reg_allocation_unit", &self.reg_allocation_unit),
+            ("register_subpartitions", &self.register_subpartitions),
+        ];
+        fields.extend(
+            model
+                .into_iter()
+                .filter_map(|(name, v)| v.as_ref().map(|v| (name, v.sources.as_slice()))),
+        );
         fields
     }
 }

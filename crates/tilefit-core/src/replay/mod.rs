@@ -21,7 +21,7 @@ use crate::device::Backend;
 use crate::job::{self, Target};
 use crate::probe::{CompileOutcome, OutcomeError, ProbeEvent, TargetDevice, ToolInfo};
 use crate::toolchain::Toolchain;
-use crate::verdict::{self, CompileStatus, DeviceVerdict};
+use crate::verdict::{CompileStatus, DeviceVerdict};
 use crate::worker::{Pool, WorkerCommand, WorkerFault};
 
 /// Version of the replay report's JSON shape.
@@ -83,6 +83,12 @@ pub struct ReplayResult {
     /// The compiled binary, when binaries were asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub binary: Option<PathBuf>,
+    /// Registers, local memory and spills from the binary (`--resources full`), flattened.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<crate::resources::KernelResources>,
+    /// Why the binary's resources could not be read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_error: Option<String>,
     /// The kernel's symbol in the binary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kernel_name: Option<String>,
@@ -182,6 +188,9 @@ pub struct ReplaySettings {
     pub binaries: Option<PathBuf>,
     /// Compile through the cubin instead of stopping after shared-memory allocation.
     pub full_compile: bool,
+    /// Read registers, local memory, spills and launch bounds from each binary
+    /// (`--resources full`); implies the whole compile.
+    pub read_resources: bool,
     /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
     pub cancel: crate::cancel::Cancel,
 }
@@ -379,6 +388,7 @@ impl Group<'_> {
                         "python": self.toolchain.python_version,
                         "worker": worker_digest,
                         "full": self.settings.full_compile,
+                        "resources": self.settings.read_resources,
                     })
                     .to_string()
                     .as_bytes(),
@@ -396,7 +406,8 @@ impl Group<'_> {
                     "ir_file": cached_kernel.ir,
                     "options": options,
                     "target": target,
-                    "full": self.settings.full_compile,
+                    "full": self.settings.full_compile || self.settings.read_resources,
+                    "resources": self.settings.read_resources,
                 });
                 if let Some(dir) = &self.settings.binaries {
                     request["binary_dir"] = Value::from(dir.display().to_string());
@@ -478,14 +489,7 @@ fn judge(
             let verdicts = targets
                 .iter()
                 .filter(|d| d.arch == target.arch)
-                .map(|d| {
-                    verdict::judge(
-                        outcome.status,
-                        outcome.shared,
-                        &d.device,
-                        d.smem_per_block_optin,
-                    )
-                })
+                .map(|d| crate::probe::judge_on(d, &outcome))
                 .collect();
             ReplayResult {
                 kernel: KernelRef {
@@ -506,6 +510,8 @@ fn judge(
                 replayed_with,
                 binary: outcome.binary,
                 kernel_name: outcome.kernel_name,
+                resources: outcome.resources,
+                resources_error: outcome.resources_error,
                 verdicts,
             }
         })

@@ -17,6 +17,7 @@ from the spec's example values (pointers 16-byte aligned unless the spec says ot
 shared-memory size is `metadata.shared`, the number Triton compares with the device's budget.
 """
 
+import base64
 import hashlib
 import importlib.util
 import json
@@ -118,8 +119,9 @@ class CapturedDiagnostics:
         self._file.seek(0)
         self.text = self._file.read().decode("utf-8", "replace")
         self._file.close()
-        # Keep the worker's own stderr informative for the pool's error reports.
-        if self.text:
+        # Keep the worker's own stderr informative for the pool's error reports (a successful
+        # compile's output, ptxas's verbose log, is returned instead).
+        if self.text and exc[0] is not None:
             sys.stderr.write(self.text[-4000:])
             sys.stderr.flush()
         return False
@@ -253,8 +255,8 @@ def compile_job(request):
         raise JobError("bad-spec", f"{type(error).__name__}: {error}".replace('"', "'"))
     specialized = time.perf_counter()
     source = ASTSource(fn, signature, constexprs, attrs)
-    full = bool(request.get("full")) or bool(request.get("binary_dir"))
-    kernel = compile_capturing(source, target, packed_options.__dict__, full=full)
+    full = bool(request.get("full")) or bool(request.get("binary_dir")) or bool(request.get("resources"))
+    kernel, log = compile_capturing(source, target, packed_options.__dict__, full=full)
     compiled = time.perf_counter()
     names = [p.name for p in fn.params]
     divisible = sorted(names[path[0]] for path, attr in attrs.items()
@@ -264,6 +266,7 @@ def compile_job(request):
     metadata = kernel.metadata
     return {
         **keep_binary(request, kernel),
+        **binary_resources(request, kernel, log),
         "shared": int(metadata.shared),
         "num_warps": int(packed_options.num_warps),
         "num_stages": int(packed_options.num_stages),
@@ -387,17 +390,45 @@ class SizeOnly:
 
 
 def compile_capturing(source, target, options, full=True):
+    """Compile; returns the kernel and what the compiler printed (ptxas's verbose log among it)."""
     diagnostics = CapturedDiagnostics()
     EARLY["wanted"] = not full
     try:
         with diagnostics:
-            return triton.compile(source, target=target, options=options)
+            kernel = triton.compile(source, target=target, options=options)
+        return kernel, diagnostics.text
     except AllocationDone as done:
-        return SizeOnly(done, options)
+        return SizeOnly(done, options), ""
     except Exception as error:
         raise CompileFailed(error, compiler_diagnostic(getattr(diagnostics, "text", ""))) from error
     finally:
         EARLY["wanted"] = False
+
+
+def binary_resources(request, kernel, log):
+    """With `resources` in the request, the binary itself (base64) and ptxas's log, for tilefit to
+    read registers, stack frame and spills from."""
+    if not request.get("resources"):
+        return {}
+    for key in ("cubin", "hsaco"):
+        binary = kernel.asm.get(key)
+        if binary:
+            return {
+                "binary_format": key,
+                "binary_base64": base64.b64encode(binary).decode("ascii"),
+                "compiler_log": log[-65536:],
+                "kernel_name": kernel.metadata.name,
+            }
+    return {}
+
+
+def _keep_ptxas_log():
+    """Ask Triton to print ptxas's verbose log (it always runs ptxas with -v); the print lands in
+    the captured diagnostics. Triton versions without the knob simply leave spills unknown."""
+    try:
+        triton.knobs.nvidia.dump_ptxas_log = True
+    except Exception:
+        pass
 
 
 def launch_job(request):
@@ -441,12 +472,13 @@ def compile_ir(request):
         raise JobError("bad-spec", f"{path} is not a Triton IR file")
     target = target_of(request["target"])
     started = time.perf_counter()
-    full = bool(request.get("full")) or bool(request.get("binary_dir"))
-    kernel = compile_capturing(path, target, dict(request["options"]), full=full)
+    full = bool(request.get("full")) or bool(request.get("binary_dir")) or bool(request.get("resources"))
+    kernel, log = compile_capturing(path, target, dict(request["options"]), full=full)
     compiled = time.perf_counter()
     metadata = kernel.metadata
     return {
         **keep_binary(request, kernel),
+        **binary_resources(request, kernel, log),
         "shared": int(metadata.shared),
         "num_warps": int(metadata.num_warps or request["options"].get("num_warps") or 4),
         "num_stages": int(metadata.num_stages or request["options"].get("num_stages") or 0),
@@ -507,6 +539,7 @@ def serve():
     if IMPORT_ERROR is None:
         _torch_stand_in()
         _install_early_stop()
+        _keep_ptxas_log()
     for line in sys.stdin:
         if not line.strip():
             continue

@@ -43,6 +43,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         worker_script: args.worker_script.clone(),
         binaries: None,
         full_compile: args.compile.full_compile,
+        read_resources: args.compile.resources == crate::cli::Resources::Full,
         cancel: output::cancel_on_signals(),
     };
 

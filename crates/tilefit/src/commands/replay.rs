@@ -99,6 +99,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         cache_dir: toolchain::default_cache_dir(),
         binaries: None,
         full_compile: args.compile.full_compile,
+        read_resources: args.compile.resources == crate::cli::Resources::Full,
         cancel: output::cancel_on_signals(),
     };
     let progress = output::Progress::new();

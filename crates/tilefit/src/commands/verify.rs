@@ -171,6 +171,7 @@ fn compile(
                 worker_script: None,
                 binaries: Some(binaries.to_path_buf()),
                 full_compile: true,
+                read_resources: true,
                 cancel: super::output::cancel_on_signals(),
             };
             let report = probe::probe(
@@ -214,6 +215,7 @@ fn compile(
                 cache_dir: toolchain::default_cache_dir(),
                 binaries: Some(binaries.to_path_buf()),
                 full_compile: true,
+                read_resources: true,
                 cancel: super::output::cancel_on_signals(),
             };
             let report = replay::replay(
@@ -332,9 +334,18 @@ fn render(report: &VerifyReport) -> String {
                 format_count(r.shared_bytes),
                 r.predicted.as_str().to_owned(),
                 driver,
-                r.driver
-                    .registers
-                    .map(|x| x.to_string())
+                resource_cell(r, |c| &c.registers_per_thread, || r.driver.registers),
+                resource_cell(r, |c| &c.local_bytes_per_thread, || r.driver.local_bytes),
+                resource_cell(
+                    r,
+                    |c| &c.max_threads_per_block,
+                    || r.driver.max_threads_per_block,
+                ),
+                resource_cell(r, |c| &c.blocks_per_sm, || r.driver.blocks_per_sm),
+                r.resources
+                    .as_ref()
+                    .and_then(|c| c.spill_bytes)
+                    .map(format_count)
                     .unwrap_or_default(),
                 r.launch.as_ref().map_or_else(String::new, |l| {
                     if l.launched {
@@ -358,11 +369,15 @@ fn render(report: &VerifyReport) -> String {
             "predicted",
             "driver",
             "regs",
+            "local B",
+            "max threads",
+            "blocks/SM",
+            "spill B",
             "launch",
             "agree",
         ],
         &rows,
-        &[1, 4],
+        &[1, 4, 5, 6, 7, 8],
         "",
     ));
     let over = report
@@ -383,6 +398,20 @@ fn render(report: &VerifyReport) -> String {
         over,
         report.rows.len() - over
     );
+    let tally = report.resource_tally();
+    if tally.first().is_some_and(|(_, _, checked)| *checked > 0) {
+        let _ = writeln!(
+            out,
+            "Read from the cubin and modelled, against the driver (cuFuncGetAttribute, cuOccupancyMaxActiveBlocksPerMultiprocessor):"
+        );
+        for (name, agreed, checked) in tally {
+            let _ = writeln!(
+                out,
+                "  {name:<24} {agreed}/{checked} ({:.1}%)",
+                percent(agreed, checked)
+            );
+        }
+    }
     if !report.not_compiled.is_empty() {
         let _ = writeln!(
             out,
@@ -401,4 +430,26 @@ fn percent(part: usize, whole: usize) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "row counts are small")]
     let ratio = part as f64 / whole.max(1) as f64;
     ratio * 100.0
+}
+
+/// One resource check as a cell: the number where tilefit and the driver agree, both where they
+/// do not, the driver's alone where tilefit read nothing.
+fn resource_cell(
+    row: &tilefit_core::verify::Row,
+    pick: fn(&tilefit_core::verify::ResourceChecks) -> &tilefit_core::verify::Check,
+    driver: impl Fn() -> Option<i32>,
+) -> String {
+    match row.resources.as_ref().map(pick) {
+        Some(check) if check.agrees => check.predicted.map(|v| v.to_string()).unwrap_or_default(),
+        Some(check) => format!(
+            "{} vs driver {}",
+            check
+                .predicted
+                .map_or_else(|| "?".to_owned(), |v| v.to_string()),
+            check
+                .driver
+                .map_or_else(|| "?".to_owned(), |v| v.to_string())
+        ),
+        None => driver().map(|v| v.to_string()).unwrap_or_default(),
+    }
 }
