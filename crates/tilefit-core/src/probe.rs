@@ -1085,7 +1085,15 @@ fn recommend(
         for (variant, members) in &groups {
             let fits =
                 |i: usize| lookup(i, device).is_some_and(|(_, v)| v.verdict == VerdictCode::Fits);
-            let choice = verdict::choose(configs, members, fits, rule);
+            let measured = |i: usize| {
+                lookup(i, device).map_or_else(verdict::Measured::default, |(r, v)| {
+                    verdict::Measured {
+                        spills: r.resources.as_ref().and_then(KernelResources::spills),
+                        occupancy_percent: v.occupancy_percent,
+                    }
+                })
+            };
+            let choice = verdict::choose_measured(configs, members, fits, &measured, rule);
             let chosen = choice.recommended.and_then(|i| lookup(i, device));
             let config_map = |i: usize| -> BTreeMap<String, Value> {
                 lookup(i, device).map_or_else(

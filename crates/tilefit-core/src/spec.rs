@@ -47,6 +47,11 @@ pub enum Preference {
     /// Prefer configs equal to the baseline on more of the axes no other rule names
     /// (`keep`): change as little as possible.
     Keep,
+    /// Prefer configs that spill no registers (`no-spills`; needs `--resources full`).
+    NoSpills,
+    /// Prefer configs with more resident warps per SM (`max:occupancy`; needs
+    /// `--resources full`).
+    MaxOccupancy,
 }
 
 impl Preference {
@@ -54,7 +59,7 @@ impl Preference {
     pub fn axis(&self) -> Option<&str> {
         match self {
             Preference::Max(axis) | Preference::Min(axis) => Some(axis),
-            Preference::Keep => None,
+            Preference::Keep | Preference::NoSpills | Preference::MaxOccupancy => None,
         }
     }
 
@@ -64,6 +69,8 @@ impl Preference {
             Preference::Max(axis) => format!("max:{axis}"),
             Preference::Min(axis) => format!("min:{axis}"),
             Preference::Keep => "keep".to_owned(),
+            Preference::NoSpills => "no-spills".to_owned(),
+            Preference::MaxOccupancy => "max:occupancy".to_owned(),
         }
     }
 }
@@ -639,8 +646,11 @@ fn recommend_rule(
         Some(rules) => rules
             .iter()
             .map(|rule| {
-                if rule == "keep" {
-                    return Ok(Preference::Keep);
+                match rule.as_str() {
+                    "keep" => return Ok(Preference::Keep),
+                    "no-spills" => return Ok(Preference::NoSpills),
+                    "max:occupancy" => return Ok(Preference::MaxOccupancy),
+                    _ => {}
                 }
                 let (direction, axis) = rule.split_once(':').unwrap_or(("max", rule.as_str()));
                 check_axis("[recommend].prefer", axis)?;

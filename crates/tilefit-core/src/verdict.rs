@@ -198,6 +198,16 @@ fn compare_values(a: Option<&Value>, b: Option<&Value>) -> Ordering {
     }
 }
 
+/// What a device measured of one config beyond its verdict, for `no-spills` and
+/// `max:occupancy` (unknown without `--resources full`, which ranks as no preference).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Measured {
+    /// The kernel spills registers.
+    pub spills: Option<bool>,
+    /// Resident warps over the SM's maximum, in percent.
+    pub occupancy_percent: Option<u32>,
+}
+
 /// Pick among `fitting` (sweep order) by the preference rules; ties keep the first listed.
 /// `keep` counts the axes on which a config equals the baseline, over the axes that no `max:`/
 /// `min:` rule names and that are not workload (`per`) axes.
@@ -206,6 +216,7 @@ pub fn best(
     fitting: &[usize],
     baseline: usize,
     rule: &RecommendRule,
+    measured: &dyn Fn(usize) -> Measured,
 ) -> Option<usize> {
     let ranked_axes: Vec<&str> = rule.prefer.iter().filter_map(Preference::axis).collect();
     let kept = |i: usize| {
@@ -227,6 +238,14 @@ pub fn best(
                     compare_values(value_of(&configs[a], axis), value_of(&configs[b], axis))
                 }
                 Preference::Keep => kept(b).cmp(&kept(a)),
+                // false < true, and unknown ranks with "does not spill" (no evidence either way).
+                Preference::NoSpills => measured(a)
+                    .spills
+                    .unwrap_or(false)
+                    .cmp(&measured(b).spills.unwrap_or(false)),
+                Preference::MaxOccupancy => measured(b)
+                    .occupancy_percent
+                    .cmp(&measured(a).occupancy_percent),
             };
             if order != Ordering::Equal {
                 return order;
@@ -244,10 +263,21 @@ pub fn choose(
     fits: impl Fn(usize) -> bool,
     rule: &RecommendRule,
 ) -> Choice {
+    choose_measured(configs, members, fits, &|_| Measured::default(), rule)
+}
+
+/// [`choose`], with what the device measured of each config for the resource preferences.
+pub fn choose_measured(
+    configs: &[Config],
+    members: &[usize],
+    fits: impl Fn(usize) -> bool,
+    measured: &dyn Fn(usize) -> Measured,
+    rule: &RecommendRule,
+) -> Choice {
     let baseline = baseline(configs, members, rule);
     let fitting: Vec<usize> = members.iter().copied().filter(|&i| fits(i)).collect();
     Choice {
-        recommended: best(configs, &fitting, baseline, rule),
+        recommended: best(configs, &fitting, baseline, rule, measured),
         baseline,
         baseline_fits: fits(baseline),
     }
@@ -355,5 +385,37 @@ mod tests {
         };
         let choice = choose(&configs, &members, |i| i <= 3, &depth_first);
         assert_eq!(choice.recommended, Some(2), "BLOCK_N=32 num_stages=3");
+    }
+
+    #[test]
+    fn resource_preferences_rank_by_what_the_binary_said() {
+        // Three stage depths that all fit; the deepest spills, the middle one has the most
+        // resident warps.
+        let configs: Vec<Config> = (1..=3)
+            .map(|s| config(&[("num_stages", Value::from(s))]))
+            .collect();
+        let measured = |i: usize| Measured {
+            spills: Some(i == 2),
+            occupancy_percent: Some([25, 50, 12][i]),
+        };
+        let members = [0, 1, 2];
+        let rule = |prefer: Vec<Preference>| RecommendRule {
+            per: vec![],
+            prefer,
+            baseline: vec![],
+        };
+        let depth = rule(vec![Preference::Max("num_stages".into())]);
+        let no_spills = rule(vec![
+            Preference::NoSpills,
+            Preference::Max("num_stages".into()),
+        ]);
+        let occupancy = rule(vec![Preference::MaxOccupancy]);
+        let pick = |r: &RecommendRule| choose_measured(&configs, &members, |_| true, &measured, r);
+        assert_eq!(pick(&depth).recommended, Some(2));
+        assert_eq!(pick(&no_spills).recommended, Some(1));
+        assert_eq!(pick(&occupancy).recommended, Some(1));
+        // Without resources (unknown), the resource rules express no preference.
+        let unknown = choose(&configs, &members, |_| true, &no_spills);
+        assert_eq!(unknown.recommended, Some(2));
     }
 }

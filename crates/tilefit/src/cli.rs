@@ -57,6 +57,11 @@ pub enum FailOn {
     CompileError,
     /// Any config that fits but uses at least this share (0..1] of a device's budget.
     NearBudget(f64),
+    /// Any config whose registers leave fewer threads per block than it launches
+    /// (`--resources full`).
+    OverThreadLimit,
+    /// Any config that spills registers to local memory (`--resources full`).
+    Spills,
 }
 
 /// `over-budget`, `compile-error`, `near-budget` (90%) or `near-budget=PCT`.
@@ -64,6 +69,8 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
     match text.split_once('=') {
         None if text == "over-budget" => Ok(FailOn::OverBudget),
         None if text == "compile-error" => Ok(FailOn::CompileError),
+        None if text == "over-thread-limit" => Ok(FailOn::OverThreadLimit),
+        None if text == "spills" => Ok(FailOn::Spills),
         None if text == "near-budget" => Ok(FailOn::NearBudget(
             tilefit_core::report::NEAR_BUDGET_FRACTION,
         )),
@@ -74,7 +81,7 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
             )),
         },
         _ => Err(format!(
-            "`{text}` is not a gate: use over-budget, compile-error, near-budget or near-budget=PCT"
+            "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit or spills"
         )),
     }
 }
@@ -92,7 +99,8 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Exit 1 when a result fails this way on a listed device: over-budget, compile-error,
-    /// near-budget[=PCT] (default 90). Repeat or comma-separate.
+    /// near-budget[=PCT] (default 90), and with `--resources full` over-thread-limit and spills.
+    /// Repeat or comma-separate.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<FailOn>,
 }

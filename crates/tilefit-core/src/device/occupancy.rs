@@ -146,6 +146,16 @@ impl Limiter {
             Limiter::Blocks => "blocks",
         }
     }
+
+    /// A short name for table cells.
+    pub fn short(self) -> &'static str {
+        match self {
+            Limiter::SharedMemory => "smem",
+            Limiter::Registers => "regs",
+            Limiter::Threads => "threads",
+            Limiter::Blocks => "blocks",
+        }
+    }
 }
 
 /// Blocks per SM each resource alone would allow.
@@ -217,11 +227,10 @@ pub fn occupancy(limits: &SmLimits, needs: &BlockNeeds) -> Occupancy {
         || needs.registers_per_thread > limits.regs_per_thread
     {
         Some(0)
-    } else if per_warp == 0 {
-        None
     } else {
-        let per_partition = (limits.regs_per_sm / limits.register_subpartitions) / per_warp;
-        Some(per_partition * limits.register_subpartitions / warps)
+        // No registers at all: no register limit.
+        ((limits.regs_per_sm / limits.register_subpartitions).checked_div(per_warp))
+            .map(|per_partition| per_partition * limits.register_subpartitions / warps)
     };
 
     // Warps (cudaOccMaxBlocksPerSMWarpsLimit).
@@ -241,10 +250,12 @@ pub fn occupancy(limits: &SmLimits, needs: &BlockNeeds) -> Occupancy {
     } + limits.smem_reserved_per_block;
     let by_shared = if smem_allocated > per_block_limit {
         Some(0)
-    } else if smem_allocated == 0 {
-        None
     } else {
-        Some(clamp(limits.carveout_for(smem_allocated) / smem_allocated))
+        // No shared memory at all (no reservation either, before sm_80): no limit.
+        limits
+            .carveout_for(smem_allocated)
+            .checked_div(smem_allocated)
+            .map(clamp)
     };
 
     let candidates = [

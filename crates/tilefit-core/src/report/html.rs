@@ -60,6 +60,8 @@ struct Cell<'a> {
     bytes: Option<u64>,
     verdict: Option<&'a DeviceVerdict>,
     error: Option<&'a str>,
+    /// Registers, spills and occupancy, when the binary was read.
+    resources: Option<String>,
 }
 
 /// A compile result as a heatmap cell reads it: status, bytes, verdicts, error.
@@ -68,17 +70,19 @@ type ResultView<'a> = (
     Option<u64>,
     &'a [DeviceVerdict],
     Option<&'a crate::probe::OutcomeError>,
+    Option<&'a crate::resources::KernelResources>,
 );
 
 impl<'a> Cell<'a> {
     /// The cell of a result for one device; no result at all reads as FAILED.
     fn of(result: Option<ResultView<'a>>, device: &TargetDevice) -> Cell<'a> {
-        let Some((status, bytes, verdicts, error)) = result else {
+        let Some((status, bytes, verdicts, error, resources)) = result else {
             return Cell {
                 status: CompileStatus::Failed,
                 bytes: None,
                 verdict: None,
                 error: None,
+                resources: None,
             };
         };
         Cell {
@@ -86,6 +90,7 @@ impl<'a> Cell<'a> {
             bytes,
             verdict: verdicts.iter().find(|v| v.device == device.device),
             error: error.map(|e| e.message.as_str()),
+            resources: super::resources_cell(resources, verdicts, device),
         }
     }
 }
@@ -115,14 +120,26 @@ fn describe(cell: &Cell<'_>, device: &TargetDevice) -> (&'static str, String, St
     match (cell.status, cell.bytes, cell.verdict) {
         (CompileStatus::Ok, Some(bytes), Some(v)) => {
             let share = fraction(bytes, budget);
-            let tooltip = format!(
+            let mut tooltip = format!(
                 "{} bytes of {}'s {} ({:.0}% of its per-block budget)",
                 format_count(bytes),
                 device.device,
                 format_count(budget),
                 share * 100.0
             );
-            if v.verdict == VerdictCode::OverBudget {
+            if let Some(resources) = &cell.resources {
+                let _ = write!(tooltip, "; {resources}");
+            }
+            if v.verdict == VerdictCode::OverThreadLimit {
+                let max = v.max_threads_per_block.unwrap_or(0);
+                (
+                    "over",
+                    format!("THREADS max {max}"),
+                    format!(
+                        "{tooltip}: its registers leave the driver {max} threads per block, fewer than the block's"
+                    ),
+                )
+            } else if v.verdict == VerdictCode::OverBudget {
                 let over = v.over_by.unwrap_or(0);
                 (
                     "over",
@@ -155,6 +172,25 @@ fn describe(cell: &Cell<'_>, device: &TargetDevice) -> (&'static str, String, St
                 .to_owned(),
         ),
     }
+}
+
+/// A table of text cells, first column as row headers.
+fn plain_table(table: &super::Table) -> String {
+    let mut out = String::from("<table>\n<thead><tr>");
+    for h in &table.header {
+        let _ = write!(out, "<th>{}</th>", escape(h));
+    }
+    out.push_str("</tr></thead>\n<tbody>\n");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for (i, cell) in row.iter().enumerate() {
+            let tag = if i == 0 { "th" } else { "td" };
+            let _ = write!(out, "<{tag}>{}</{tag}>", escape(cell));
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</tbody></table>\n");
+    out
 }
 
 fn heatmap(grid: &Grid<'_>) -> String {
@@ -342,6 +378,7 @@ impl Exporter<ProbeReport> for Html {
                                     r.shared_bytes,
                                     r.verdicts.as_slice(),
                                     r.error.as_ref(),
+                                    r.resources.as_ref(),
                                 )
                             }),
                             device,
@@ -364,6 +401,10 @@ impl Exporter<ProbeReport> for Html {
         body.push_str(&heatmap(&grid));
         body.push_str("<h3>Against each budget line</h3>\n");
         body.push_str(&budget_charts(&grid));
+        if let Some(table) = super::resources_table(report) {
+            let _ = writeln!(body, "<h3>{}</h3>", escape(super::RESOURCES_HEADING));
+            body.push_str(&plain_table(&table));
+        }
         body.push_str("</section>\n");
         body.push_str(&recommendations(report));
         body.push_str(&problem_list(&super::problems(report)));
@@ -494,6 +535,7 @@ fn replay_grid<'a>(report: &'a ReplayReport, name: &str, devices: &[&'a TargetDe
                                 r.shared_bytes,
                                 r.verdicts.as_slice(),
                                 r.error.as_ref(),
+                                r.resources.as_ref(),
                             )
                         }),
                         device,

@@ -58,6 +58,10 @@ impl Exporter<ProbeReport> for Markdown {
             let _ = writeln!(out, "Every row: `{fixed}`\n");
         }
         out.push_str(&draw(&super::sweep_table(report)));
+        if let Some(table) = super::resources_table(report) {
+            let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
+            out.push_str(&draw(&table));
+        }
         let _ = writeln!(
             out,
             "\n**Recommended config per device** ({})\n",

@@ -15,6 +15,7 @@ pub use terminal::Terminal;
 use serde_json::Value;
 
 use crate::probe::{ProbeReport, ProbeResult, Recommendation, TargetDevice};
+use crate::resources::KernelResources;
 use crate::units::format_count;
 use crate::verdict::{CompileStatus, VerdictCode};
 
@@ -120,6 +121,10 @@ pub(crate) fn verdict_cell(
             let bytes = format_count(shared_bytes.unwrap_or(0));
             match v.verdict {
                 VerdictCode::Fits => format!("{bytes} ok"),
+                VerdictCode::OverThreadLimit => format!(
+                    "{bytes} THREADS max {}",
+                    v.max_threads_per_block.unwrap_or(0)
+                ),
                 _ => format!("{bytes} OVER +{}", format_count(v.over_by.unwrap_or(0))),
             }
         }
@@ -128,6 +133,78 @@ pub(crate) fn verdict_cell(
         _ => "FAILED".to_owned(),
     }
 }
+
+/// What one (result, device) cell of the resources table says: registers, spills or local
+/// memory, and resident blocks per SM with what limits them. `None` when the binary was not read.
+pub(crate) fn resources_cell(
+    resources: Option<&KernelResources>,
+    verdicts: &[crate::verdict::DeviceVerdict],
+    device: &TargetDevice,
+) -> Option<String> {
+    let r = resources?;
+    let mut parts = vec![match &r.amd {
+        Some(amd) => format!("{} VGPRs {} SGPRs", r.registers_per_thread, amd.sgprs),
+        None => format!("{} regs", r.registers_per_thread),
+    }];
+    match (r.spill_bytes, &r.amd) {
+        (Some(bytes), _) if bytes > 0 => parts.push(format!("spills {} B", format_count(bytes))),
+        (_, Some(amd)) if amd.vgpr_spills + amd.sgpr_spills > 0 => parts.push(format!(
+            "spills {} VGPRs {} SGPRs",
+            amd.vgpr_spills, amd.sgpr_spills
+        )),
+        _ if r.local_bytes_per_thread > 0 => parts.push(format!(
+            "local {} B",
+            format_count(r.local_bytes_per_thread)
+        )),
+        _ => {}
+    }
+    if let Some(v) = verdicts.iter().find(|v| v.device == device.device)
+        && let (Some(blocks), Some(limiter)) = (v.blocks_per_sm, v.occupancy_limiter)
+    {
+        parts.push(format!("{blocks} blk/SM ({})", limiter.short()));
+    }
+    Some(parts.join(", "))
+}
+
+/// Registers, spills and occupancy per (config, device), when the binaries were read
+/// (`--resources full`).
+pub(crate) fn resources_table(report: &ProbeReport) -> Option<Table> {
+    if report.results.iter().all(|r| r.resources.is_none()) {
+        return None;
+    }
+    let varying = varying_axes(report);
+    let devices = devices_by_arch(&report.targets);
+    let mut header = vec!["config".to_owned()];
+    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
+    let rows = config_rows(report, &varying)
+        .into_iter()
+        .map(|(label, in_row)| {
+            let mut row = vec![if label.is_empty() {
+                "(the one config)".to_owned()
+            } else {
+                label
+            }];
+            for device in &devices {
+                row.push(
+                    in_row
+                        .iter()
+                        .find(|r| r.arch == device.arch)
+                        .and_then(|r| resources_cell(r.resources.as_ref(), &r.verdicts, device))
+                        .unwrap_or_else(|| "-".to_owned()),
+                );
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        header,
+        rows,
+        numeric: Vec::new(),
+    })
+}
+
+/// The heading of the resources table.
+pub(crate) const RESOURCES_HEADING: &str = "Registers per thread, spills and resident blocks per SM (read from each binary; blocks from NVIDIA's occupancy model, limited by smem, regs, threads or blocks)";
 
 /// The header cells and the budget row of a table whose columns are devices grouped by arch.
 pub(crate) fn device_columns(
@@ -244,7 +321,7 @@ pub(crate) fn recommendation_table(
                     (verdict, _) => format!("{}: NEEDS CHANGE", verdict.as_str()),
                 }
             } else if r.changed {
-                "fits (a deeper/larger config fits too)".to_owned()
+                "fits (the rule ranks the recommended one higher)".to_owned()
             } else {
                 "fits: keep it".to_owned()
             };
@@ -381,7 +458,7 @@ pub(crate) fn distinct_problems<'a>(
 pub(crate) fn footer(report: &ProbeReport) -> String {
     let s = &report.stats;
     format!(
-        "Triton {} (Python {}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes.",
+        "Triton {} (Python {}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
         report.triton_version,
         report.python_version,
         s.jobs,
@@ -397,7 +474,16 @@ pub(crate) fn footer(report: &ProbeReport) -> String {
         } else {
             String::new()
         },
-        s.seconds
+        s.seconds,
+        if report.results.iter().any(|r| r
+            .verdicts
+            .iter()
+            .any(|v| v.verdict == VerdictCode::OverThreadLimit))
+        {
+            "; `THREADS max N`: its registers leave the driver N threads per block, fewer than num_warps x 32"
+        } else {
+            ""
+        }
     )
 }
 
@@ -420,6 +506,10 @@ pub struct Judged {
     pub verdict: VerdictCode,
     /// Bytes over, when over.
     pub over_by: Option<u64>,
+    /// Threads per block the driver allows at the kernel's registers (`--resources full`).
+    pub max_threads_per_block: Option<u32>,
+    /// Spill bytes, when the binary was read (`--resources full`).
+    pub spill_bytes: Option<u64>,
 }
 
 /// The flattened verdicts of one result.
@@ -429,6 +519,7 @@ fn judged_of<'a>(
     status: CompileStatus,
     shared_bytes: Option<u64>,
     verdicts: &'a [crate::verdict::DeviceVerdict],
+    resources: Option<&'a KernelResources>,
 ) -> impl Iterator<Item = Judged> + 'a {
     verdicts.iter().map(move |v| Judged {
         subject: subject.clone(),
@@ -439,6 +530,8 @@ fn judged_of<'a>(
         budget: v.budget,
         verdict: v.verdict,
         over_by: v.over_by,
+        max_threads_per_block: v.max_threads_per_block,
+        spill_bytes: resources.and_then(|r| r.spill_bytes),
     })
 }
 
@@ -455,6 +548,7 @@ impl ProbeReport {
                     r.status,
                     r.shared_bytes,
                     &r.verdicts,
+                    r.resources.as_ref(),
                 )
             })
             .collect()
@@ -473,6 +567,7 @@ impl crate::replay::ReplayReport {
                     r.status,
                     r.shared_bytes,
                     &r.verdicts,
+                    r.resources.as_ref(),
                 )
             })
             .collect()

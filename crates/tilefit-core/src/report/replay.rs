@@ -44,6 +44,42 @@ fn table(report: &ReplayReport) -> Table {
     }
 }
 
+/// Registers, spills and occupancy per (kernel, device), when the binaries were read.
+fn resources_table(report: &ReplayReport) -> Option<Table> {
+    if report.results.iter().all(|r| r.resources.is_none()) {
+        return None;
+    }
+    let devices = devices_by_arch(&report.targets);
+    let mut header = vec!["kernel".to_owned()];
+    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
+    let rows = report
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(index, variant)| {
+            let mut row = vec![format!("{} #{}", variant.name, variant.id)];
+            for device in &devices {
+                row.push(
+                    report
+                        .results
+                        .iter()
+                        .find(|r| r.kernel.index == index && r.arch == device.arch)
+                        .and_then(|r| {
+                            super::resources_cell(r.resources.as_ref(), &r.verdicts, device)
+                        })
+                        .unwrap_or_else(|| "-".to_owned()),
+                );
+            }
+            row
+        })
+        .collect();
+    Some(Table {
+        header,
+        rows,
+        numeric: Vec::new(),
+    })
+}
+
 /// What tells a variant apart from the others of the same name: its options, and the arguments
 /// whose type or divisibility differ among them.
 fn distinguishing(report: &ReplayReport, variant: &KernelVariant) -> String {
@@ -170,6 +206,10 @@ impl Exporter<ReplayReport> for Terminal {
             versions_line(report)
         );
         out.push_str(&super::terminal::draw(&table(report), ""));
+        if let Some(table) = resources_table(report) {
+            let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
+            out.push_str(&super::terminal::draw(&table, ""));
+        }
         out.push_str("\nVariants\n");
         for line in variant_lines(report) {
             let _ = writeln!(out, "  {line}");
@@ -208,6 +248,10 @@ impl Exporter<ReplayReport> for Markdown {
             versions_line(report)
         );
         out.push_str(&super::markdown::draw(&table(report)));
+        if let Some(table) = resources_table(report) {
+            let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
+            out.push_str(&super::markdown::draw(&table));
+        }
         out.push_str("\n<details><summary>Variants</summary>\n\n");
         for line in variant_lines(report) {
             let _ = writeln!(out, "- {}", line.replace('|', "\\|"));

@@ -53,6 +53,10 @@ impl Exporter<ProbeReport> for Terminal {
         }
         out.push('\n');
         out.push_str(&draw(&super::sweep_table(report), ""));
+        if let Some(table) = super::resources_table(report) {
+            let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
+            out.push_str(&draw(&table, ""));
+        }
 
         let _ = writeln!(
             out,

@@ -70,13 +70,10 @@ pub fn read(data: &[u8], kernel: Option<&str>) -> Result<KernelResources, Binary
         });
     }
     let metadata = msgpack::decode(metadata_note(&elf)?)?;
-    let kernels = match metadata.get("amdhsa.kernels") {
-        Some(Value::Array(kernels)) => kernels,
-        _ => {
-            return Err(BinaryError::Malformed(
-                "the metadata has no amdhsa.kernels list".to_owned(),
-            ));
-        }
+    let Some(Value::Array(kernels)) = metadata.get("amdhsa.kernels") else {
+        return Err(BinaryError::Malformed(
+            "the metadata has no amdhsa.kernels list".to_owned(),
+        ));
     };
     let names: Vec<String> = kernels
         .iter()

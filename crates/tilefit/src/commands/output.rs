@@ -137,6 +137,22 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged]) -> bool {
                 {
                     Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
                 }
+                FailOn::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => {
+                    Some(format!(
+                        "{} on {} (max {} threads)",
+                        j.subject,
+                        j.device,
+                        j.max_threads_per_block.unwrap_or(0)
+                    ))
+                }
+                FailOn::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {
+                    format!(
+                        "{} on {} ({} bytes)",
+                        j.subject,
+                        j.arch,
+                        format_count(bytes)
+                    )
+                }),
                 FailOn::NearBudget(share) if j.verdict == VerdictCode::Fits => j
                     .shared_bytes
                     .filter(|bytes| {
@@ -171,6 +187,8 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged]) -> bool {
         let what = match rule {
             FailOn::OverBudget => "over budget".to_owned(),
             FailOn::CompileError => "do not compile".to_owned(),
+            FailOn::OverThreadLimit => "need more threads than their registers allow".to_owned(),
+            FailOn::Spills => "spill registers to local memory".to_owned(),
             FailOn::NearBudget(share) => {
                 format!("fit but use {:.0}% or more of the budget", share * 100.0)
             }

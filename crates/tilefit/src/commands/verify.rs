@@ -317,51 +317,7 @@ fn render(report: &VerifyReport) -> String {
         report.triton_version,
         report.source
     );
-    let rows: Vec<Vec<String>> = report
-        .rows
-        .iter()
-        .map(|r| {
-            let driver = if r.driver.accepted {
-                format!(
-                    "accepted, {} blocks/SM",
-                    r.driver.blocks_per_sm.unwrap_or(0)
-                )
-            } else {
-                format!("refused: {}", r.driver.error.as_deref().unwrap_or("?"))
-            };
-            vec![
-                r.subject.clone(),
-                format_count(r.shared_bytes),
-                r.predicted.as_str().to_owned(),
-                driver,
-                resource_cell(r, |c| &c.registers_per_thread, || r.driver.registers),
-                resource_cell(r, |c| &c.local_bytes_per_thread, || r.driver.local_bytes),
-                resource_cell(
-                    r,
-                    |c| &c.max_threads_per_block,
-                    || r.driver.max_threads_per_block,
-                ),
-                resource_cell(r, |c| &c.blocks_per_sm, || r.driver.blocks_per_sm),
-                r.resources
-                    .as_ref()
-                    .and_then(|c| c.spill_bytes)
-                    .map(format_count)
-                    .unwrap_or_default(),
-                r.launch.as_ref().map_or_else(String::new, |l| {
-                    if l.launched {
-                        "launched".to_owned()
-                    } else {
-                        format!("refused: {}", l.error.as_deref().unwrap_or("?"))
-                    }
-                }),
-                if r.agrees {
-                    "yes".to_owned()
-                } else {
-                    "NO".to_owned()
-                },
-            ]
-        })
-        .collect();
+    let rows: Vec<Vec<String>> = report.rows.iter().map(row_cells).collect();
     out.push_str(&output::table(
         &[
             "config / kernel",
@@ -430,6 +386,49 @@ fn percent(part: usize, whole: usize) -> f64 {
     #[expect(clippy::cast_precision_loss, reason = "row counts are small")]
     let ratio = part as f64 / whole.max(1) as f64;
     ratio * 100.0
+}
+
+/// The cells of one verification row.
+fn row_cells(r: &tilefit_core::verify::Row) -> Vec<String> {
+    let driver = if r.driver.accepted {
+        format!(
+            "accepted, {} blocks/SM",
+            r.driver.blocks_per_sm.unwrap_or(0)
+        )
+    } else {
+        format!("refused: {}", r.driver.error.as_deref().unwrap_or("?"))
+    };
+    vec![
+        r.subject.clone(),
+        format_count(r.shared_bytes),
+        r.predicted.as_str().to_owned(),
+        driver,
+        resource_cell(r, |c| &c.registers_per_thread, || r.driver.registers),
+        resource_cell(r, |c| &c.local_bytes_per_thread, || r.driver.local_bytes),
+        resource_cell(
+            r,
+            |c| &c.max_threads_per_block,
+            || r.driver.max_threads_per_block,
+        ),
+        resource_cell(r, |c| &c.blocks_per_sm, || r.driver.blocks_per_sm),
+        r.resources
+            .as_ref()
+            .and_then(|c| c.spill_bytes)
+            .map(format_count)
+            .unwrap_or_default(),
+        r.launch.as_ref().map_or_else(String::new, |l| {
+            if l.launched {
+                "launched".to_owned()
+            } else {
+                format!("refused: {}", l.error.as_deref().unwrap_or("?"))
+            }
+        }),
+        if r.agrees {
+            "yes".to_owned()
+        } else {
+            "NO".to_owned()
+        },
+    ]
 }
 
 /// One resource check as a cell: the number where tilefit and the driver agree, both where they

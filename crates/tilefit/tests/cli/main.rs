@@ -8,6 +8,7 @@ mod live;
 mod probe;
 mod replay;
 mod report;
+mod resources;
 mod toolchain;
 
 use std::io::Write as _;
