@@ -62,6 +62,9 @@ pub struct ArchListing {
     pub max_threads_per_block: u32,
     pub max_blocks_per_sm: Option<u32>,
     pub smem_carveouts_kib: Option<Vec<u32>>,
+    pub smem_allocation_unit: Option<u32>,
+    pub reg_allocation_unit: Option<u32>,
+    pub register_subpartitions: Option<u32>,
     /// Names of the products that compile for this arch.
     pub products: Vec<String>,
     pub sources: Vec<SourceListing>,
@@ -151,6 +154,9 @@ impl ArchListing {
             max_threads_per_block: arch.max_threads_per_block.value,
             max_blocks_per_sm: value(&arch.max_blocks_per_sm),
             smem_carveouts_kib: arch.smem_carveouts_kib.as_ref().map(|c| c.value.clone()),
+            smem_allocation_unit: value(&arch.smem_allocation_unit),
+            reg_allocation_unit: value(&arch.reg_allocation_unit),
+            register_subpartitions: value(&arch.register_subpartitions),
             products: table
                 .products_of(&arch.arch)
                 .map(|p| p.name.clone())

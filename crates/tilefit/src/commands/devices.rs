@@ -225,6 +225,13 @@ fn field_value(arch: &ArchListing, field: &str) -> String {
                 format!("{} KiB", kib.join(", "))
             },
         ),
+        "smem_allocation_unit" => arch
+            .smem_allocation_unit
+            .map_or_else(|| "-".to_owned(), |v| format!("{v} bytes")),
+        "reg_allocation_unit" => arch
+            .reg_allocation_unit
+            .map_or_else(|| "-".to_owned(), |v| format!("{v} registers per warp")),
+        "register_subpartitions" => opt_count(arch.register_subpartitions),
         _ => "-".to_owned(),
     }
 }
