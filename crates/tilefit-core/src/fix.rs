@@ -2,15 +2,20 @@
 //! engine can load at start-up. Keyed by arch (`sm_120`, from `torch.cuda.get_device_capability()`,
 //! which never depends on a marketing string) and, beside it, a map from every product name the
 //! table knows for those archs (what `torch.cuda.get_device_name()` returns, among others) to its
-//! arch, so a lookup by name has a fallback instead of a silent default.
+//! arch, so a lookup by name has a fallback instead of a silent default. For an autotuned kernel it
+//! also carries the pruned autotune list of every arch and device: the configs that fit there,
+//! as JSON or as a Python module of `triton.Config`s ready to paste or import.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::DeviceTable;
+use crate::listed::AutotuneConfig;
 use crate::probe::{KernelInfo, ProbeReport, RuleSummary, ToolInfo};
+use crate::spec::ListKind;
 
 /// Version of the exported file's shape.
 pub const CONFIGS_SCHEMA_VERSION: u32 = 1;
@@ -49,6 +54,130 @@ pub struct ConfigExport {
     pub device_names: BTreeMap<String, String>,
     /// The fleet's devices as the user named them -> arch.
     pub devices: BTreeMap<String, String>,
+    /// The autotune list pruned per arch and device, for an autotuned kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autotune: Option<AutotuneExport>,
+}
+
+/// The autotune configs that fit, for one workload variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PrunedList {
+    /// The workload variant (the spec's axes crossed with the list; empty without).
+    pub variant: BTreeMap<String, Value>,
+    /// The configs that fit, in the kernel's order.
+    pub configs: Vec<AutotuneConfig>,
+    /// Their places in the kernel's list.
+    pub kept: Vec<usize>,
+}
+
+/// The pruned autotune lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutotuneExport {
+    /// The list as the kernel writes it.
+    pub listed: usize,
+    /// Arch -> pruned list per variant.
+    pub by_arch: BTreeMap<String, Vec<PrunedList>>,
+    /// Device (as the fleet names it) -> pruned list per variant.
+    pub by_device: BTreeMap<String, Vec<PrunedList>>,
+    /// Devices where no listed config fits: the autotuner has nothing to choose from there.
+    pub none_fits: Vec<String>,
+}
+
+/// The pruned lists of a report from an autotune sweep.
+fn autotune_export(report: &ProbeReport) -> Option<AutotuneExport> {
+    let listed = report.listed.as_ref()?;
+    if listed.kind != ListKind::Autotune {
+        return None;
+    }
+    let place = |index: usize| -> Option<usize> {
+        listed
+            .origins
+            .get(index)?
+            .iter()
+            .find_map(|o| o.strip_prefix("autotune #")?.parse().ok())
+    };
+    let mut by_arch: BTreeMap<String, Vec<PrunedList>> = BTreeMap::new();
+    let mut by_device: BTreeMap<String, Vec<PrunedList>> = BTreeMap::new();
+    let mut none_fits = Vec::new();
+    for fit in &listed.per_device {
+        let kept: Vec<usize> = fit.fits.iter().filter_map(|&i| place(i)).collect();
+        let pruned = PrunedList {
+            variant: fit.variant.clone(),
+            configs: kept
+                .iter()
+                .filter_map(|&k| listed.autotune.get(k).cloned())
+                .collect(),
+            kept,
+        };
+        if fit.none_fits() && !none_fits.contains(&fit.device) {
+            none_fits.push(fit.device.clone());
+        }
+        let arch = by_arch.entry(fit.arch.clone()).or_default();
+        if !arch.iter().any(|p| p.variant == pruned.variant) {
+            arch.push(pruned.clone());
+        }
+        by_device
+            .entry(fit.device.clone())
+            .or_default()
+            .push(pruned);
+    }
+    Some(AutotuneExport {
+        listed: listed.autotune.len(),
+        by_arch,
+        by_device,
+        none_fits,
+    })
+}
+
+impl ConfigExport {
+    /// The pruned autotune lists as a Python module: `CONFIGS_BY_ARCH`, `DEVICE_ARCH` and
+    /// `configs_for(device_name)`, to paste into the kernel's module or import. `None` when the
+    /// kernel was not autotuned.
+    pub fn python(&self) -> Option<String> {
+        let autotune = self.autotune.as_ref()?;
+        let mut out = format!(
+            "# Written by tilefit {} from {} (Triton {}): the @triton.autotune configs of\n# `{}` that fit each arch's shared memory per block.\nimport triton\n\n",
+            self.tool.version, self.kernel.file, self.triton_version, self.kernel.function
+        );
+        out.push_str("CONFIGS_BY_ARCH = {\n");
+        for (arch, lists) in &autotune.by_arch {
+            for list in lists {
+                let key = if list.variant.is_empty() {
+                    format!("{arch:?}")
+                } else {
+                    let variant: Vec<String> = list
+                        .variant
+                        .iter()
+                        .map(|(k, v)| {
+                            format!(
+                                "{k}={}",
+                                v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                            )
+                        })
+                        .collect();
+                    format!("({arch:?}, {:?})", variant.join(" "))
+                };
+                if list.configs.is_empty() {
+                    let _ = writeln!(
+                        out,
+                        "    {key}: [],  # none fits: the autotuner would have nothing to try"
+                    );
+                    continue;
+                }
+                let _ = writeln!(out, "    {key}: [");
+                for (config, place) in list.configs.iter().zip(&list.kept) {
+                    let _ = writeln!(out, "        {},  # #{place}", config.python());
+                }
+                out.push_str("    ],\n");
+            }
+        }
+        out.push_str("}\n\nDEVICE_ARCH = {\n");
+        for (name, arch) in self.device_names.iter().chain(&self.devices) {
+            let _ = writeln!(out, "    {name:?}: {arch:?},");
+        }
+        out.push_str("}\n\n\ndef configs_for(device_name):\n    \"\"\"The pruned list for a device name (torch.cuda.get_device_name()).\"\"\"\n    return CONFIGS_BY_ARCH[DEVICE_ARCH[device_name]]\n");
+        Some(out)
+    }
 }
 
 impl ConfigExport {
@@ -97,6 +226,7 @@ impl ConfigExport {
                 .iter()
                 .map(|t| (t.device.clone(), t.arch.clone()))
                 .collect(),
+            autotune: autotune_export(report),
         }
     }
 }

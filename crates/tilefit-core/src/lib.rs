@@ -21,11 +21,13 @@
 
 pub mod cache;
 pub mod cancel;
+pub mod config_files;
 pub mod cuda;
 pub mod device;
 pub mod explain;
 pub mod fix;
 pub mod job;
+pub mod listed;
 pub mod probe;
 pub mod replay;
 pub mod report;

@@ -16,6 +16,7 @@ use crate::cache::{Lookup, ResultCache};
 use crate::device::occupancy::{self, BlockNeeds, SmLimits};
 use crate::device::{Backend, DeviceTable, LookupError};
 use crate::job::{self, CompileJob, KernelParam, KeyContext, Target};
+use crate::listed::{self, AutotuneConfig, ListedReport, ListedRun};
 use crate::resources::{self, BinaryFormat, KernelResources};
 use crate::spec::{Config, ProbeSpec, SpecError, describe_config};
 use crate::toolchain::Toolchain;
@@ -450,6 +451,10 @@ pub struct ProbeReport {
     pub rule: RuleSummary,
     /// Counts.
     pub stats: ProbeStats,
+    /// Configs listed outside the axes (a kernel's autotune list, config files): per device
+    /// which fit, and per file its device's verdicts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub listed: Option<ListedReport>,
 }
 
 /// Why a probe could not run.
@@ -466,6 +471,9 @@ pub enum ProbeError {
         /// What the worker said.
         message: String,
     },
+    /// The embedded device table does not load (a build defect).
+    #[error(transparent)]
+    Table(#[from] crate::device::TableError),
     /// No worker could start.
     #[error("the compile worker could not start")]
     Worker(#[source] WorkerFault),
@@ -560,25 +568,17 @@ pub fn probe(
     };
     let cache = ResultCache::new(&settings.cache_dir);
     let scratch = TritonScratch::new(&settings.cache_dir);
-    let command = match &settings.worker_script {
-        Some(script) => WorkerCommand::script(
-            toolchain.python.clone(),
-            script.clone(),
-            scratch.path.clone(),
-        ),
-        None => WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone()),
-    };
-    let command = WorkerCommand {
-        cancel: settings.cancel.clone(),
-        ..command
-    };
-    let pool = Pool::new(command, settings.jobs, settings.job_timeout);
+    let pool = worker_pool(toolchain, settings, &scratch);
 
-    let params = kernel_params(spec, &pool, &cache, settings.use_cache, &context)?;
+    let interface = kernel_interface(spec, &pool, &cache, settings.use_cache, &context)?;
+    let prepared = prepare_listed(spec, &interface, targets)?;
+    let spec = &prepared.spec;
+    let targets = prepared.targets.as_slice();
+    let params = &interface.params;
     let configs = spec.configs();
     let bound = configs
         .iter()
-        .map(|config| job::bind(spec, &params, config))
+        .map(|config| job::bind(spec, params, config))
         .collect::<Result<Vec<_>, _>>()?;
 
     let jobs = plan_jobs(spec, bound, targets, &context, settings);
@@ -625,7 +625,7 @@ pub fn probe(
         }));
     }
 
-    Ok(assemble(
+    let mut report = assemble(
         spec,
         targets,
         toolchain,
@@ -639,7 +639,172 @@ pub fn probe(
         },
         recomputed,
         started,
-    ))
+    );
+    report.listed = prepared
+        .listed
+        .map(|inputs| summarize_listed(spec, &configs, inputs, &report.results, targets));
+    Ok(report)
+}
+
+/// The workers of a probe: the embedded worker (or the fault-injection script), with a private
+/// Triton cache, stopped by the run's cancel flag.
+fn worker_pool(toolchain: &Toolchain, settings: &ProbeSettings, scratch: &TritonScratch) -> Pool {
+    let command = match &settings.worker_script {
+        Some(script) => WorkerCommand::script(
+            toolchain.python.clone(),
+            script.clone(),
+            scratch.path.clone(),
+        ),
+        None => WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone()),
+    };
+    let command = WorkerCommand {
+        cancel: settings.cancel.clone(),
+        ..command
+    };
+    Pool::new(command, settings.jobs, settings.job_timeout)
+}
+
+/// The listed configs' report: per device and per config file.
+fn summarize_listed(
+    spec: &ProbeSpec,
+    configs: &[Config],
+    inputs: ListedInputs,
+    results: &[ProbeResult],
+    targets: &[TargetDevice],
+) -> ListedReport {
+    listed::summarize(
+        ListedRun {
+            origins: spec.config_origins(),
+            listed: spec.listed.as_ref().expect("set with the listed inputs"),
+            configs,
+            files: inputs.files,
+            file_problems: inputs.file_problems,
+            autotune: inputs.autotune,
+        },
+        results,
+        targets,
+    )
+}
+
+/// What a kernel's inspection says: its parameters and its autotune list, if it has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelInterface {
+    /// The `@triton.jit` function's parameters.
+    pub params: Vec<KernelParam>,
+    /// The configs of its `@triton.autotune`, when it is wrapped by one.
+    pub autotune: Option<Vec<AutotuneConfig>>,
+}
+
+/// The listed configs' inputs that the report needs after the run.
+struct ListedInputs {
+    files: Vec<(crate::config_files::ConfigFile, Option<TargetDevice>)>,
+    file_problems: Vec<crate::config_files::FileProblem>,
+    autotune: Vec<AutotuneConfig>,
+}
+
+/// The spec and fleet a probe runs: with the autotune list or the config files crossed into the
+/// sweep, and the config files' devices added to the fleet.
+struct Prepared {
+    spec: ProbeSpec,
+    targets: Vec<TargetDevice>,
+    listed: Option<ListedInputs>,
+}
+
+fn prepare_listed(
+    spec: &ProbeSpec,
+    interface: &KernelInterface,
+    targets: &[TargetDevice],
+) -> Result<Prepared, ProbeError> {
+    use crate::spec::AutotuneUse;
+    let path = spec.path.display().to_string();
+    let field_error = |field: &str, problem: String, fix: String| {
+        ProbeError::Spec(SpecError::Field {
+            path: path.clone(),
+            field: field.to_owned(),
+            problem,
+            fix,
+        })
+    };
+    if let Some(pattern) = &spec.config_files {
+        let table = DeviceTable::builtin().map_err(ProbeError::Table)?;
+        let (files, problems) = crate::config_files::read(pattern, table).map_err(|e| {
+            field_error(
+                "[sweep].from_files",
+                e.to_string(),
+                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`".to_owned(),
+            )
+        })?;
+        if files.is_empty() {
+            let reasons: Vec<String> = problems
+                .iter()
+                .map(|p| format!("{} {}", p.path.display(), p.problem))
+                .collect();
+            return Err(field_error(
+                "[sweep].from_files",
+                format!("matches no usable config file: {}", reasons.join("; ")),
+                "each file maps batch sizes to configs: `{\"16\": {\"BLOCK_SIZE_M\": 64, ...}}`"
+                    .to_owned(),
+            ));
+        }
+        let mut fleet = targets.to_vec();
+        let mut mapped = Vec::new();
+        for file in files {
+            let device = match &file.device {
+                Ok(name) => {
+                    if !fleet.iter().any(|d| d.name == *name) {
+                        fleet.extend(
+                            TargetDevice::resolve(table, std::slice::from_ref(name)).map_err(
+                                |e| field_error("[sweep].from_files", e.to_string(), e.hint()),
+                            )?,
+                        );
+                    }
+                    fleet.iter().find(|d| d.name == *name).cloned()
+                }
+                Err(_) => None,
+            };
+            mapped.push((file, device));
+        }
+        let files: Vec<crate::config_files::ConfigFile> =
+            mapped.iter().map(|(f, _)| f.clone()).collect();
+        let spec = spec.with_listed(listed::from_files(&files))?;
+        return Ok(Prepared {
+            spec,
+            targets: fleet,
+            listed: Some(ListedInputs {
+                files: mapped,
+                file_problems: problems,
+                autotune: Vec::new(),
+            }),
+        });
+    }
+    match (&interface.autotune, spec.autotune) {
+        (Some(configs), AutotuneUse::Auto | AutotuneUse::Required) => {
+            let list = listed::from_autotune(configs)
+                .map_err(|problem| field_error("[kernel].function", problem, "give the autotune config plain values, or write `autotune = false` in [sweep] and sweep your own".to_owned()))?;
+            Ok(Prepared {
+                spec: spec.with_listed(list)?,
+                targets: targets.to_vec(),
+                listed: Some(ListedInputs {
+                    files: Vec::new(),
+                    file_problems: Vec::new(),
+                    autotune: configs.clone(),
+                }),
+            })
+        }
+        (None, AutotuneUse::Required) => Err(field_error(
+            "[sweep].autotune",
+            format!(
+                "is true, but `{}` has no @triton.autotune configs",
+                spec.function
+            ),
+            "remove `autotune = true`, or probe the @triton.autotune-wrapped function".to_owned(),
+        )),
+        _ => Ok(Prepared {
+            spec: spec.clone(),
+            targets: targets.to_vec(),
+            listed: None,
+        }),
+    }
 }
 
 /// Judge every result against its devices, recommend, count: the report.
@@ -702,7 +867,7 @@ fn assemble(
         spec: spec.path.display().to_string(),
         kernel,
         targets: targets.to_vec(),
-        axes: spec.sweep.iter().map(|a| a.name.clone()).collect(),
+        axes: spec.axes().iter().map(|a| a.name.clone()).collect(),
         results,
         recommendations,
         rule: RuleSummary {
@@ -716,6 +881,7 @@ fn assemble(
             baseline: spec.recommend.baseline.iter().cloned().collect(),
         },
         stats,
+        listed: None,
     }
 }
 
@@ -906,16 +1072,20 @@ pub fn plan(
     let command = WorkerCommand::embedded(toolchain.python.clone(), scratch.path.clone());
     let pool = Pool::new(command, 1, settings.job_timeout);
     let cache = ResultCache::new(&settings.cache_dir);
-    let params = kernel_params(spec, &pool, &cache, settings.use_cache, &context)?;
+    let interface = kernel_interface(spec, &pool, &cache, settings.use_cache, &context)?;
+    let prepared = prepare_listed(spec, &interface, targets)?;
+    let spec = &prepared.spec;
     let bound = spec
         .configs()
         .iter()
-        .map(|config| job::bind(spec, &params, config))
+        .map(|config| job::bind(spec, &interface.params, config))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(plan_jobs(spec, bound, targets, &context, settings)
-        .into_iter()
-        .map(|planned| planned.job)
-        .collect())
+    Ok(
+        plan_jobs(spec, bound, &prepared.targets, &context, settings)
+            .into_iter()
+            .map(|planned| planned.job)
+            .collect(),
+    )
 }
 
 /// A private TRITON_CACHE_DIR for the workers, removed when the probe ends, so Triton's own cache
@@ -941,20 +1111,20 @@ impl Drop for TritonScratch {
     }
 }
 
-fn kernel_params(
+fn kernel_interface(
     spec: &ProbeSpec,
     pool: &Pool,
     cache: &ResultCache,
     use_cache: bool,
     context: &KeyContext<'_>,
-) -> Result<Vec<KernelParam>, ProbeError> {
+) -> Result<KernelInterface, ProbeError> {
     let key = job::sha256(
         serde_json::json!({ "kind": INSPECT_KIND, "function": spec.function, "context": context })
             .to_string()
             .as_bytes(),
     );
-    if use_cache && let Lookup::Hit(params) = cache.get::<Vec<KernelParam>>(&key) {
-        return Ok(params);
+    if use_cache && let Lookup::Hit(interface) = cache.get::<KernelInterface>(&key) {
+        return Ok(interface);
     }
     pool.warm_up().map_err(ProbeError::Worker)?;
     let request = serde_json::json!({
@@ -980,10 +1150,20 @@ fn kernel_params(
                 stderr: String::new(),
             })
         })?;
+    let autotune: Option<Vec<AutotuneConfig>> = match reply.body.get("autotune_configs") {
+        None | Some(Value::Null) => None,
+        Some(list) => Some(serde_json::from_value(list.clone()).map_err(|e| {
+            ProbeError::Worker(WorkerFault::Garbled {
+                line: format!("an inspect reply with unreadable autotune configs: {e}"),
+                stderr: String::new(),
+            })
+        })?),
+    };
+    let interface = KernelInterface { params, autotune };
     if use_cache {
-        let _ = cache.put(&key, &params);
+        let _ = cache.put(&key, &interface);
     }
-    Ok(params)
+    Ok(interface)
 }
 
 fn result_for(

@@ -115,6 +115,86 @@ pub struct ProbeSpec {
     pub recommend: RecommendRule,
     /// How `tilefit verify --launch` launches a config on a real GPU.
     pub launch: LaunchSettings,
+    /// Whether the kernel's `@triton.autotune` list joins the sweep (`[sweep] autotune`).
+    pub autotune: AutotuneUse,
+    /// Per-device config files to sweep (`[sweep] from_files`), a glob relative to the spec.
+    pub config_files: Option<PathBuf>,
+    /// Configs listed outside the axes (an autotune list, config files), crossed with the axes;
+    /// filled by [`ProbeSpec::with_listed`] once they are known.
+    pub listed: Option<ListedConfigs>,
+    /// `[recommend]` as written, for the rule over the listed configs' axes.
+    raw_recommend: Option<RawRecommend>,
+}
+
+/// `[sweep] autotune`: what to do with a kernel's `@triton.autotune` configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutotuneUse {
+    /// Not written: sweep them when the kernel has them.
+    Auto,
+    /// `autotune = true`: the kernel must have them ([recommend] may name their keys).
+    Required,
+    /// `autotune = false`: sweep the axes only.
+    Ignored,
+}
+
+/// Where listed configs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListKind {
+    /// The kernel's `@triton.autotune(configs=[...])`.
+    Autotune,
+    /// Per-device JSON config files.
+    ConfigFiles,
+}
+
+/// One listed config and where it was listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedConfig {
+    /// Its values: meta-parameters (constexprs) first, then num_warps, num_stages and any other
+    /// option.
+    pub values: Config,
+    /// Where it appears: `autotune #3`, `E=8,N=14336,device_name=...json: 16`.
+    pub origins: Vec<String>,
+}
+
+/// Configs from a list, crossed with the spec's axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedConfigs {
+    /// Autotune list or config files.
+    pub kind: ListKind,
+    /// Distinct configs, in first-listed order.
+    pub configs: Vec<ListedConfig>,
+}
+
+impl ListedConfigs {
+    /// The keys the configs set, as axes with their distinct values (first-seen order).
+    pub fn axes(&self) -> Vec<Axis> {
+        let mut axes: Vec<Axis> = Vec::new();
+        for config in &self.configs {
+            for (name, value) in &config.values {
+                match axes.iter_mut().find(|a| &a.name == name) {
+                    Some(seen) => {
+                        if !seen.values.contains(value) {
+                            seen.values.push(value.clone());
+                        }
+                    }
+                    None => axes.push(Axis {
+                        name: name.clone(),
+                        values: vec![value.clone()],
+                    }),
+                }
+            }
+        }
+        axes
+    }
+
+    /// `the @triton.autotune configs of `f`` or `the config files`, for messages.
+    pub fn describe(&self, function: &str) -> String {
+        match self.kind {
+            ListKind::Autotune => format!("the @triton.autotune configs of `{function}`"),
+            ListKind::ConfigFiles => "the config files".to_owned(),
+        }
+    }
 }
 
 /// `[launch]`: the grid and the scratch buffers of a test launch.
@@ -232,7 +312,7 @@ struct RawTargets {
     devices: Vec<String>,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawRecommend {
     #[serde(default)]
@@ -284,7 +364,42 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         ));
     }
 
-    let sweep = parse_sweep(&raw.sweep, &field_error)?;
+    let mut sweep_table = raw.sweep.clone();
+    let autotune = match sweep_table.remove("autotune") {
+        None => AutotuneUse::Auto,
+        Some(toml::Value::Boolean(true)) => AutotuneUse::Required,
+        Some(toml::Value::Boolean(false)) => AutotuneUse::Ignored,
+        Some(other) => {
+            return Err(field_error(
+                "[sweep].autotune",
+                format!("is `{other}`, not true or false"),
+                "`autotune = true` sweeps the kernel's @triton.autotune configs, `false` ignores them"
+                    .to_owned(),
+            ));
+        }
+    };
+    let config_files = match sweep_table.remove("from_files") {
+        None => None,
+        Some(toml::Value::String(pattern)) if !pattern.trim().is_empty() => {
+            Some(base.join(pattern.trim()))
+        }
+        Some(other) => {
+            return Err(field_error(
+                "[sweep].from_files",
+                format!("is `{other}`, not a file pattern"),
+                "write the per-device config files' path, relative to the spec: `from_files = \"configs/*.json\"`"
+                    .to_owned(),
+            ));
+        }
+    };
+    if config_files.is_some() && autotune == AutotuneUse::Required {
+        return Err(field_error(
+            "[sweep].autotune",
+            "is true, and [sweep].from_files also lists configs".to_owned(),
+            "sweep one list: the autotune configs or the config files".to_owned(),
+        ));
+    }
+    let sweep = parse_sweep(&sweep_table, &field_error)?;
     let axis_names: Vec<&str> = sweep.iter().map(|a| a.name.as_str()).collect();
 
     let constexprs = fixed_values(&raw.constexprs, "constexprs", &axis_names, &field_error)?;
@@ -318,7 +433,18 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         ));
     }
 
-    let recommend = recommend_rule(raw.recommend, &sweep, &placeholders, &field_error)?;
+    // With configs listed elsewhere (autotune, files), the rule may name their keys: it is checked
+    // once they are known (`with_listed`).
+    let deferred = autotune == AutotuneUse::Required || config_files.is_some();
+    let recommend = if deferred {
+        RecommendRule {
+            per: Vec::new(),
+            prefer: vec![Preference::Keep],
+            baseline: Vec::new(),
+        }
+    } else {
+        recommend_rule(raw.recommend.clone(), &sweep, &placeholders, &field_error)?
+    };
     let launch = match raw.launch {
         None => LaunchSettings {
             grid: vec![1],
@@ -351,6 +477,10 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         targets,
         recommend,
         launch,
+        autotune,
+        config_files,
+        listed: None,
+        raw_recommend: raw.recommend,
     })
 }
 
@@ -717,8 +847,94 @@ impl ProbeSpec {
         names
     }
 
-    /// Every config of the sweep, the first axis outermost (the order a reader expects rows in).
+    /// Every axis a config sets: the [sweep] axes, then the listed configs' keys.
+    pub fn axes(&self) -> Vec<Axis> {
+        let mut axes = self.sweep.clone();
+        if let Some(listed) = &self.listed {
+            axes.extend(listed.axes());
+        }
+        axes
+    }
+
+    /// This spec with `listed` crossed into its sweep: checks that nothing else sets their keys
+    /// and makes the recommendation rule over every axis.
+    pub fn with_listed(&self, listed: ListedConfigs) -> Result<ProbeSpec, SpecError> {
+        let path = self.path.display().to_string();
+        let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
+            path: path.clone(),
+            field: field.to_owned(),
+            problem,
+            fix,
+        };
+        let source = listed.describe(&self.function);
+        let listed_axes = listed.axes();
+        for axis in &listed_axes {
+            let name = axis.name.as_str();
+            let clash = if self.sweep.iter().any(|a| a.name == name) {
+                Some("sweep")
+            } else if self.constexprs.iter().any(|(k, _)| k == name) {
+                Some("constexprs")
+            } else if self.options.iter().any(|(k, _)| k == name) {
+                Some("options")
+            } else {
+                None
+            };
+            if let Some(section) = clash {
+                return Err(field_error(
+                    &format!("[{section}].{name}"),
+                    format!("is also set by {source}"),
+                    format!("remove it from [{section}]: the listed configs set `{name}`"),
+                ));
+            }
+        }
+        let mut all_axes = self.sweep.clone();
+        all_axes.extend(listed_axes);
+        let placeholders = self.placeholders();
+        let rule = recommend_rule(
+            self.raw_recommend.clone(),
+            &all_axes,
+            &placeholders,
+            &field_error,
+        )?;
+        Ok(ProbeSpec {
+            recommend: rule,
+            listed: Some(listed),
+            ..self.clone()
+        })
+    }
+
+    /// Every config of the sweep, the first axis outermost (the order a reader expects rows in),
+    /// each crossed with the listed configs when there are any (listed order inside).
     pub fn configs(&self) -> Vec<Config> {
+        let crossed = self.axis_configs();
+        match &self.listed {
+            None => crossed,
+            Some(listed) => crossed
+                .into_iter()
+                .flat_map(|prefix| {
+                    listed.configs.iter().map(move |config| {
+                        let mut values = prefix.clone();
+                        values.extend(config.values.iter().cloned());
+                        values
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// Where each config of [`ProbeSpec::configs`] was listed (empty for axis-only sweeps).
+    pub fn config_origins(&self) -> Vec<Vec<String>> {
+        let crossed = self.axis_configs().len();
+        match &self.listed {
+            None => vec![Vec::new(); crossed],
+            Some(listed) => (0..crossed)
+                .flat_map(|_| listed.configs.iter().map(|c| c.origins.clone()))
+                .collect(),
+        }
+    }
+
+    /// The cartesian product of the [sweep] axes.
+    fn axis_configs(&self) -> Vec<Config> {
         let mut configs: Vec<Config> = vec![Vec::new()];
         for axis in &self.sweep {
             configs = configs

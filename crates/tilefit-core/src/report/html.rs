@@ -405,6 +405,14 @@ impl Exporter<ProbeReport> for Html {
             let _ = writeln!(body, "<h3>{}</h3>", escape(super::RESOURCES_HEADING));
             body.push_str(&plain_table(&table));
         }
+        if let Some((heading, table)) = super::listed_table(report) {
+            let _ = writeln!(body, "<h3>{}</h3>", escape(&heading));
+            body.push_str(&plain_table(&table));
+        }
+        let files = super::file_lines(report);
+        if !files.is_empty() {
+            body.push_str(&list_section("Config files", &files));
+        }
         body.push_str("</section>\n");
         body.push_str(&recommendations(report));
         body.push_str(&problem_list(&super::problems(report)));

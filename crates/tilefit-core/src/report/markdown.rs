@@ -62,6 +62,17 @@ impl Exporter<ProbeReport> for Markdown {
             let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
             out.push_str(&draw(&table));
         }
+        if let Some((heading, table)) = super::listed_table(report) {
+            let _ = writeln!(out, "\n**{heading}**\n");
+            out.push_str(&draw(&table));
+        }
+        let files = super::file_lines(report);
+        if !files.is_empty() {
+            out.push_str("\n**Config files**\n\n");
+            for line in files {
+                let _ = writeln!(out, "- {}", escape(&line));
+            }
+        }
         let _ = writeln!(
             out,
             "\n**Recommended config per device** ({})\n",

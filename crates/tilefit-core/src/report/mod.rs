@@ -268,6 +268,13 @@ pub(crate) fn config_rows<'a>(
                 .first()
                 .map(|r| config_text(&r.config, varying))
                 .unwrap_or_default();
+            // An autotune config is also named by its place in the kernel's list.
+            let label = match &report.listed {
+                Some(listed) if listed.kind == crate::spec::ListKind::Autotune => {
+                    format!("{} {label}", listed_label(report, index, varying))
+                }
+                _ => label,
+            };
             (label, in_row)
         })
         .collect()
@@ -572,4 +579,160 @@ impl crate::replay::ReplayReport {
             })
             .collect()
     }
+}
+
+/// `#5` for an autotune config (its place in the list), the config itself for config files.
+fn listed_label(report: &ProbeReport, config_index: usize, varying: &[String]) -> String {
+    let Some(listed) = &report.listed else {
+        return String::new();
+    };
+    let autotune: Vec<String> = listed
+        .origins
+        .get(config_index)
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o.strip_prefix("autotune "))
+        .map(str::to_owned)
+        .collect();
+    if !autotune.is_empty() {
+        return autotune.join("/");
+    }
+    report
+        .results
+        .iter()
+        .find(|r| r.config_index == config_index)
+        .map(|r| config_text(&r.config, varying))
+        .unwrap_or_default()
+}
+
+/// The heading and the per-device table of a sweep from listed configs: how many fit, which
+/// miss and by how much, and the devices where none fits.
+pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
+    let listed = report.listed.as_ref()?;
+    let varying = varying_axes(report);
+    let heading = match listed.kind {
+        crate::spec::ListKind::Autotune => format!(
+            "The @triton.autotune configs per device ({} listed; #N is a config's place in the list)",
+            listed.distinct
+        ),
+        crate::spec::ListKind::ConfigFiles => format!(
+            "The config files' configs per device ({} distinct configs, each checked on every device)",
+            listed.distinct
+        ),
+    };
+    let with_variant = listed.per_device.iter().any(|d| !d.variant.is_empty());
+    let rows = listed
+        .per_device
+        .iter()
+        .map(|fit| {
+            let mut row = vec![fit.device.clone(), fit.arch.clone()];
+            if with_variant {
+                let axes: Vec<String> = fit.variant.keys().cloned().collect();
+                row.push(config_text(&fit.variant, &axes));
+            }
+            row.push(format!("{}/{}", fit.fits.len(), fit.total));
+            let mut misses: Vec<String> = fit
+                .over
+                .iter()
+                .map(|(index, over)| {
+                    format!(
+                        "{} +{}",
+                        listed_label(report, *index, &varying),
+                        format_count(*over)
+                    )
+                })
+                .collect();
+            if !fit.other.is_empty() {
+                misses.push(format!("{} did not compile", fit.other.len()));
+            }
+            let verdict = if fit.none_fits() {
+                match listed.kind {
+                    crate::spec::ListKind::Autotune => {
+                        "NONE FITS: the autotuner has nothing to choose from".to_owned()
+                    }
+                    crate::spec::ListKind::ConfigFiles => "NONE FITS".to_owned(),
+                }
+            } else if misses.is_empty() {
+                "all fit".to_owned()
+            } else {
+                format!("{} miss", fit.total - fit.fits.len())
+            };
+            row.push(verdict);
+            row.push(misses.join(", "));
+            row
+        })
+        .collect();
+    let mut header: Vec<String> = vec!["device".into(), "arch".into()];
+    if with_variant {
+        header.push("variant".into());
+    }
+    header.extend(["fit".into(), "verdict".into(), "over budget (by)".into()]);
+    let fit_column = header.len() - 3;
+    Some((
+        heading,
+        Table {
+            header,
+            rows,
+            numeric: vec![fit_column],
+        },
+    ))
+}
+
+/// One line per config file: the device it maps to and its configs' verdicts there, or why it
+/// maps to none; then the files that could not be read.
+pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
+    let Some(listed) = &report.listed else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    for file in &listed.files {
+        let line = match (&file.device, &file.unresolved) {
+            (Some(device), _) => {
+                let over: Vec<String> = file
+                    .entries
+                    .iter()
+                    .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
+                    .map(|e| {
+                        format!(
+                            "{} needs {} bytes, OVER +{}",
+                            e.key,
+                            format_count(e.shared_bytes.unwrap_or(0)),
+                            format_count(e.over_by.unwrap_or(0))
+                        )
+                    })
+                    .collect();
+                let fits = file
+                    .entries
+                    .iter()
+                    .filter(|e| e.verdict == Some(VerdictCode::Fits))
+                    .count();
+                let arch = file.arch.as_deref().unwrap_or("?");
+                if over.is_empty() {
+                    format!(
+                        "{} -> {device} ({arch}): {fits}/{} configs fit",
+                        file.file,
+                        file.entries.len()
+                    )
+                } else {
+                    format!(
+                        "{} -> {device} ({arch}): {fits}/{} configs fit; OVER on its own device: {}",
+                        file.file,
+                        file.entries.len(),
+                        over.join("; ")
+                    )
+                }
+            }
+            (None, Some(reason)) => format!("{}: NO DEVICE: {reason}", file.file),
+            (None, None) => format!("{}: no device", file.file),
+        };
+        lines.push(line);
+    }
+    for problem in &listed.file_problems {
+        let name = problem.path.file_name().map_or_else(
+            || problem.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        lines.push(format!("{name}: SKIPPED: {}", problem.problem));
+    }
+    lines
 }

@@ -57,6 +57,17 @@ impl Exporter<ProbeReport> for Terminal {
             let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
             out.push_str(&draw(&table, ""));
         }
+        if let Some((heading, table)) = super::listed_table(report) {
+            let _ = writeln!(out, "\n{heading}");
+            out.push_str(&draw(&table, "    "));
+        }
+        let files = super::file_lines(report);
+        if !files.is_empty() {
+            out.push_str("\nConfig files\n");
+            for line in files {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
 
         let _ = writeln!(
             out,

@@ -197,7 +197,29 @@ def inspect_kernel(request):
             "do_not_specialize": bool(param.do_not_specialize),
             "annotation": str(param.annotation) if param.annotation else "",
         })
-    return {"params": params, "autotuned": autotune is not None}
+    return {"params": params, "autotuned": autotune is not None,
+            "autotune_configs": None if autotune is None else [autotune_config(c) for c in autotune]}
+
+
+def _plain(value):
+    """A config value as JSON: numbers, strings, booleans and None as they are, anything else by
+    its repr (tilefit reports it as a value it cannot pass)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return {"unsupported": repr(value)}
+
+
+def autotune_config(config):
+    """One `triton.Config` of an @triton.autotune list: its meta-parameters and options."""
+    return {
+        # Pairs, not an object: the order the author wrote them in is the order reports show.
+        "kwargs": [[str(k), _plain(v)] for k, v in (getattr(config, "kwargs", None) or {}).items()],
+        "num_warps": getattr(config, "num_warps", 4),
+        "num_stages": getattr(config, "num_stages", 3),
+        "num_ctas": getattr(config, "num_ctas", 1),
+        "maxnreg": getattr(config, "maxnreg", None),
+        "pre_hook": getattr(config, "pre_hook", None) is not None,
+    }
 
 
 def target_of(spec):

@@ -105,12 +105,33 @@ pub fn emit_configs(
     let table = tilefit_core::device::DeviceTable::builtin()
         .context("loading the embedded device table")?;
     let export = tilefit_core::fix::ConfigExport::from_probe(report, table);
-    let text = serde_json::to_string_pretty(&export)? + "\n";
+    let python = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"));
+    let (text, what) = if python {
+        let text = export.python().ok_or_else(|| {
+            crate::failure::hinted(
+                format!(
+                    "`{}` asks for Python, which only an autotuned kernel's pruned configs are written as",
+                    path.display()
+                ),
+                "write the recommended configs as JSON: `--emit-configs configs.json`",
+            )
+        })?;
+        (text, "the autotune configs that fit, per arch, as Python")
+    } else if export.autotune.is_some() {
+        (
+            serde_json::to_string_pretty(&export)? + "\n",
+            "the recommended configs and the pruned autotune lists per arch and device",
+        )
+    } else {
+        (
+            serde_json::to_string_pretty(&export)? + "\n",
+            "the recommended configs per arch",
+        )
+    };
     std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
-    eprintln!(
-        "tilefit: wrote the recommended configs per arch to {}",
-        path.display()
-    );
+    eprintln!("tilefit: wrote {what} to {}", path.display());
     Ok(())
 }
 

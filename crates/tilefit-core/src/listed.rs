@@ -1,0 +1,358 @@
+//! Sweeps from where configs already live: a kernel's `@triton.autotune(configs=[...])` list, or
+//! per-device config files (`config_files`). Either becomes a [`ListedConfigs`] that the spec
+//! crosses with its own axes, and after the run a [`ListedReport`]: per device, which listed
+//! configs fit and by how much the others miss; a device where none fits is named (the autotuner
+//! has nothing to choose from there); per config file, the device it maps to and its verdicts.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config_files::{ConfigFile, FileProblem};
+use crate::probe::{ProbeResult, TargetDevice};
+use crate::spec::{Config, ListKind, ListedConfig, ListedConfigs, OPTION_AXES};
+use crate::verdict::VerdictCode;
+
+/// One `triton.Config` of an autotune list, as the worker reads it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AutotuneConfig {
+    /// Meta-parameters (constexpr values), in the order the config writes them.
+    pub kwargs: Vec<(String, Value)>,
+    /// `num_warps`.
+    pub num_warps: u64,
+    /// `num_stages`.
+    pub num_stages: u64,
+    /// `num_ctas`.
+    #[serde(default = "one")]
+    pub num_ctas: u64,
+    /// `maxnreg`.
+    #[serde(default)]
+    pub maxnreg: Option<u64>,
+    /// Has a pre-hook (run at launch; it does not change the compile).
+    #[serde(default)]
+    pub pre_hook: bool,
+}
+
+fn one() -> u64 {
+    1
+}
+
+impl AutotuneConfig {
+    /// Its values as a sweep config: kwargs, then the options that differ from Triton's
+    /// defaults (num_warps and num_stages always).
+    fn values(&self) -> Config {
+        let mut values: Config = self
+            .kwargs
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        values.push(("num_warps".to_owned(), Value::from(self.num_warps)));
+        values.push(("num_stages".to_owned(), Value::from(self.num_stages)));
+        if self.num_ctas != 1 {
+            values.push(("num_ctas".to_owned(), Value::from(self.num_ctas)));
+        }
+        if let Some(maxnreg) = self.maxnreg {
+            values.push(("maxnreg".to_owned(), Value::from(maxnreg)));
+        }
+        values
+    }
+
+    /// `triton.Config({...}, num_warps=8, num_stages=3)`, as Python.
+    pub fn python(&self) -> String {
+        let kwargs: Vec<String> = self
+            .kwargs
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}: {}",
+                    python_value(&Value::from(k.as_str())),
+                    python_value(v)
+                )
+            })
+            .collect();
+        let mut text = format!(
+            "triton.Config({{{}}}, num_warps={}, num_stages={}",
+            kwargs.join(", "),
+            self.num_warps,
+            self.num_stages
+        );
+        if self.num_ctas != 1 {
+            let _ = write!(text, ", num_ctas={}", self.num_ctas);
+        }
+        if let Some(maxnreg) = self.maxnreg {
+            let _ = write!(text, ", maxnreg={maxnreg}");
+        }
+        text.push(')');
+        text
+    }
+}
+
+/// A JSON scalar as a Python literal.
+fn python_value(value: &Value) -> String {
+    match value {
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Null => "None".to_owned(),
+        Value::String(s) => serde_json::to_string(s).unwrap_or_default(),
+        other => other.to_string(),
+    }
+}
+
+/// The autotune list as listed configs; `Err` names a config whose values tilefit cannot pass
+/// (a meta-parameter that is not a number, boolean or string).
+pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String> {
+    let mut listed: Vec<ListedConfig> = Vec::new();
+    for (index, config) in configs.iter().enumerate() {
+        if let Some((name, value)) = config
+            .kwargs
+            .iter()
+            .find(|(_, v)| v.is_object() || v.is_array())
+        {
+            return Err(format!(
+                "autotune config #{index} sets `{name}` to {}, which tilefit cannot pass to the compiler",
+                value.get("unsupported").unwrap_or(value)
+            ));
+        }
+        let values = config.values();
+        let origin = format!("autotune #{index}");
+        match listed.iter_mut().find(|c| c.values == values) {
+            Some(existing) => existing.origins.push(origin),
+            None => listed.push(ListedConfig {
+                values,
+                origins: vec![origin],
+            }),
+        }
+    }
+    Ok(ListedConfigs {
+        kind: ListKind::Autotune,
+        configs: listed,
+    })
+}
+
+/// The config files' entries as listed configs: kernel meta-parameters first, options
+/// (`num_warps`, `num_stages`, ...) after, each distinct config once with every place it appears.
+pub fn from_files(files: &[ConfigFile]) -> ListedConfigs {
+    let mut listed: Vec<ListedConfig> = Vec::new();
+    for file in files {
+        for (key, config) in &file.entries {
+            let (options, meta): (Vec<_>, Vec<_>) = config
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .partition(|(k, _)| OPTION_AXES.contains(&k.as_str()));
+            let mut values = meta;
+            let mut options = options;
+            options.sort_by_key(|(k, _)| OPTION_AXES.iter().position(|o| o == k));
+            values.extend(options);
+            let origin = format!("{}: {key}", file.name);
+            match listed.iter_mut().find(|c| c.values == values) {
+                Some(existing) => existing.origins.push(origin),
+                None => listed.push(ListedConfig {
+                    values,
+                    origins: vec![origin],
+                }),
+            }
+        }
+    }
+    ListedConfigs {
+        kind: ListKind::ConfigFiles,
+        configs: listed,
+    }
+}
+
+/// How the listed configs fare on one device, for one workload variant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DeviceFit {
+    /// The device as the fleet names it.
+    pub device: String,
+    /// Its arch.
+    pub arch: String,
+    /// The workload variant (values of the [sweep] axes; empty without axes).
+    pub variant: BTreeMap<String, Value>,
+    /// Indices (into the report's results' `config_index`) of the listed configs that fit.
+    pub fits: Vec<usize>,
+    /// Those over the budget, with the bytes over.
+    pub over: Vec<(usize, u64)>,
+    /// Those that did not compile or could not run for another reason.
+    pub other: Vec<usize>,
+    /// Listed configs in all.
+    pub total: usize,
+}
+
+impl DeviceFit {
+    /// No listed config fits: on an autotuned kernel the autotuner has nothing to choose from.
+    pub fn none_fits(&self) -> bool {
+        self.fits.is_empty()
+    }
+}
+
+/// One entry of a config file and its verdict on the file's own device.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The key (a batch size).
+    pub key: String,
+    /// The config's index in the report's results.
+    pub config_index: usize,
+    /// Its verdict on the file's device, when the file maps to one.
+    pub verdict: Option<VerdictCode>,
+    /// Bytes per block on that device's arch.
+    pub shared_bytes: Option<u64>,
+    /// Bytes over that device's budget.
+    pub over_by: Option<u64>,
+}
+
+/// One config file as the report shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileReport {
+    /// The file name.
+    pub file: String,
+    /// The device name its name carries.
+    pub device_name: Option<String>,
+    /// The fleet device it maps to.
+    pub device: Option<String>,
+    /// That device's arch.
+    pub arch: Option<String>,
+    /// Why it maps to no device.
+    pub unresolved: Option<String>,
+    /// Its entries with their verdicts on its device.
+    pub entries: Vec<FileEntry>,
+}
+
+/// What the listed configs came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListedReport {
+    /// Autotune list or config files.
+    pub kind: ListKind,
+    /// Distinct listed configs.
+    pub distinct: usize,
+    /// Where each result's config was listed, by `config_index`.
+    pub origins: Vec<Vec<String>>,
+    /// Per device and variant.
+    pub per_device: Vec<DeviceFit>,
+    /// The config files, for `from_files` sweeps.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileReport>,
+    /// Files that matched but could not be read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub file_problems: Vec<FileProblem>,
+    /// The autotune list as the kernel wrote it (for `--emit-configs`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub autotune: Vec<AutotuneConfig>,
+}
+
+/// The inputs [`summarize`] needs besides the results.
+pub struct ListedRun<'a> {
+    /// The listed configs.
+    pub listed: &'a ListedConfigs,
+    /// Origins per sweep config.
+    pub origins: Vec<Vec<String>>,
+    /// Every sweep config, for the variant (the axis prefix) of each.
+    pub configs: &'a [Config],
+    /// The config files read, with the fleet device each maps to.
+    pub files: Vec<(ConfigFile, Option<TargetDevice>)>,
+    /// Files that could not be read.
+    pub file_problems: Vec<FileProblem>,
+    /// The autotune list, when that is the source.
+    pub autotune: Vec<AutotuneConfig>,
+}
+
+/// Per device and per config file: the listed configs' verdicts.
+pub fn summarize(
+    run: ListedRun<'_>,
+    results: &[ProbeResult],
+    targets: &[TargetDevice],
+) -> ListedReport {
+    let per_listed = run.listed.configs.len().max(1);
+    let verdict_of = |config: usize, device: &TargetDevice| {
+        results
+            .iter()
+            .find(|r| r.config_index == config && r.arch == device.arch)
+            .and_then(|r| {
+                r.verdicts
+                    .iter()
+                    .find(|v| v.device == device.device)
+                    .map(|v| (r, v))
+            })
+    };
+    let mut per_device = Vec::new();
+    for device in targets {
+        for (variant_index, chunk) in run.configs.chunks(per_listed).enumerate() {
+            let first = variant_index * per_listed;
+            let listed_keys: Vec<String> = run.listed.axes().into_iter().map(|a| a.name).collect();
+            let variant = chunk
+                .first()
+                .map(|c| {
+                    c.iter()
+                        .filter(|(k, _)| !listed_keys.contains(k))
+                        .cloned()
+                        .collect()
+                })
+                .unwrap_or_default();
+            let mut fit = DeviceFit {
+                device: device.device.clone(),
+                arch: device.arch.clone(),
+                variant,
+                fits: Vec::new(),
+                over: Vec::new(),
+                other: Vec::new(),
+                total: chunk.len(),
+            };
+            for index in first..first + chunk.len() {
+                match verdict_of(index, device) {
+                    Some((_, v)) if v.verdict == VerdictCode::Fits => fit.fits.push(index),
+                    Some((_, v)) if v.verdict == VerdictCode::OverBudget => {
+                        fit.over.push((index, v.over_by.unwrap_or(0)));
+                    }
+                    _ => fit.other.push(index),
+                }
+            }
+            per_device.push(fit);
+        }
+    }
+    let files = run
+        .files
+        .iter()
+        .map(|(file, device)| {
+            let entries = file
+                .entries
+                .iter()
+                .flat_map(|(key, _)| {
+                    let origin = format!("{}: {key}", file.name);
+                    run.origins
+                        .iter()
+                        .enumerate()
+                        .filter(move |(_, origins)| origins.contains(&origin))
+                        .map(move |(index, _)| (key.clone(), index))
+                })
+                .map(|(key, index)| {
+                    let judged = device.as_ref().and_then(|d| verdict_of(index, d));
+                    FileEntry {
+                        key,
+                        config_index: index,
+                        verdict: judged.map(|(_, v)| v.verdict),
+                        shared_bytes: judged.and_then(|(r, _)| r.shared_bytes),
+                        over_by: judged.and_then(|(_, v)| v.over_by),
+                    }
+                })
+                .collect();
+            FileReport {
+                file: file.name.clone(),
+                device_name: file.device_name.clone(),
+                device: device.as_ref().map(|d| d.device.clone()),
+                arch: device.as_ref().map(|d| d.arch.clone()),
+                unresolved: file.device.as_ref().err().cloned(),
+                entries,
+            }
+        })
+        .collect();
+    ListedReport {
+        kind: run.listed.kind,
+        distinct: run.listed.configs.len(),
+        origins: run.origins,
+        per_device,
+        files,
+        file_problems: run.file_problems,
+        autotune: run.autotune,
+    }
+}
