@@ -169,6 +169,8 @@ fn read_one(path: &Path, table: &DeviceTable) -> Result<ConfigFile, FileProblem>
     if entries.is_empty() {
         return Err(problem("holds no configs".to_owned()));
     }
+    // Batch sizes in numeric order (JSON objects come back sorted as text).
+    entries.sort_by_key(|(key, _)| (key.parse::<u64>().unwrap_or(u64::MAX), key.clone()));
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -131,20 +131,27 @@ pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String
     })
 }
 
-/// The config files' entries as listed configs: kernel meta-parameters first, options
-/// (`num_warps`, `num_stages`, ...) after, each distinct config once with every place it appears.
-pub fn from_files(files: &[ConfigFile]) -> ListedConfigs {
+/// The config files' entries as listed configs: kernel meta-parameters first in the kernel's
+/// parameter order (`param_order`), options (`num_warps`, `num_stages`, ...) after, each distinct
+/// config once with every place it appears.
+pub fn from_files(files: &[ConfigFile], param_order: &[String]) -> ListedConfigs {
+    let rank = |key: &str| {
+        param_order
+            .iter()
+            .position(|p| p == key)
+            .or_else(|| {
+                OPTION_AXES
+                    .iter()
+                    .position(|o| *o == key)
+                    .map(|i| param_order.len() + 1 + i)
+            })
+            .unwrap_or(param_order.len())
+    };
     let mut listed: Vec<ListedConfig> = Vec::new();
     for file in files {
         for (key, config) in &file.entries {
-            let (options, meta): (Vec<_>, Vec<_>) = config
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .partition(|(k, _)| OPTION_AXES.contains(&k.as_str()));
-            let mut values = meta;
-            let mut options = options;
-            options.sort_by_key(|(k, _)| OPTION_AXES.iter().position(|o| o == k));
-            values.extend(options);
+            let mut values: Config = config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+            values.sort_by_key(|(k, _)| rank(k));
             let origin = format!("{}: {key}", file.name);
             match listed.iter_mut().find(|c| c.values == values) {
                 Some(existing) => existing.origins.push(origin),

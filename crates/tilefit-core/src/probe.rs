@@ -766,7 +766,8 @@ fn prepare_listed(
         }
         let files: Vec<crate::config_files::ConfigFile> =
             mapped.iter().map(|(f, _)| f.clone()).collect();
-        let spec = spec.with_listed(listed::from_files(&files))?;
+        let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
+        let spec = spec.with_listed(listed::from_files(&files, &order))?;
         return Ok(Prepared {
             spec,
             targets: fleet,
@@ -840,7 +841,11 @@ fn assemble(
             )
         })
         .collect();
-    let recommendations = recommend(spec, configs, &results, targets);
+    // Config files choose per batch size; one config per device across them would be no advice.
+    let recommendations = match &spec.listed {
+        Some(listed) if listed.kind == crate::spec::ListKind::ConfigFiles => Vec::new(),
+        _ => recommend(spec, configs, &results, targets),
+    };
     let stats = ProbeStats {
         jobs: jobs.len(),
         compiled: results.iter().filter(|r| !r.cached).count(),

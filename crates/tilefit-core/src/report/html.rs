@@ -454,6 +454,9 @@ impl Exporter<ProbeReport> for Html {
 }
 
 fn recommendations(report: &ProbeReport) -> String {
+    if report.recommendations.is_empty() {
+        return String::new();
+    }
     let mut out = format!(
         "<section>\n<h2>Recommended config per device</h2>\n<p class=\"muted\">{}</p>\n",
         escape(&super::rule_text(report))

@@ -73,11 +73,13 @@ impl Exporter<ProbeReport> for Markdown {
                 let _ = writeln!(out, "- {}", escape(&line));
             }
         }
-        let _ = writeln!(
-            out,
-            "\n**Recommended config per device** ({})\n",
-            super::rule_text(report)
-        );
+        if !report.recommendations.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n**Recommended config per device** ({})\n",
+                super::rule_text(report)
+            );
+        }
         for (variant, recommendations) in super::recommendations_by_variant(report) {
             if !variant.is_empty() {
                 let _ = writeln!(out, "`{variant}`\n");

@@ -268,12 +268,11 @@ pub(crate) fn config_rows<'a>(
                 .first()
                 .map(|r| config_text(&r.config, varying))
                 .unwrap_or_default();
-            // An autotune config is also named by its place in the kernel's list.
-            let label = match &report.listed {
-                Some(listed) if listed.kind == crate::spec::ListKind::Autotune => {
-                    format!("{} {label}", listed_label(report, index, varying))
-                }
-                _ => label,
+            // A listed config is also named by its number (`#N`), which the per-device table uses.
+            let label = if report.listed.is_some() {
+                format!("{} {label}", listed_label(report, index))
+            } else {
+                label
             };
             (label, in_row)
         })
@@ -581,8 +580,9 @@ impl crate::replay::ReplayReport {
     }
 }
 
-/// `#5` for an autotune config (its place in the list), the config itself for config files.
-fn listed_label(report: &ProbeReport, config_index: usize, varying: &[String]) -> String {
+/// `#5`: an autotune config's place in the kernel's list, or a config file config's number among
+/// the distinct configs of the files.
+fn listed_label(report: &ProbeReport, config_index: usize) -> String {
     let Some(listed) = &report.listed else {
         return String::new();
     };
@@ -594,29 +594,24 @@ fn listed_label(report: &ProbeReport, config_index: usize, varying: &[String]) -
         .filter_map(|o| o.strip_prefix("autotune "))
         .map(str::to_owned)
         .collect();
-    if !autotune.is_empty() {
-        return autotune.join("/");
+    if autotune.is_empty() {
+        format!("#{}", config_index % listed.distinct.max(1))
+    } else {
+        autotune.join("/")
     }
-    report
-        .results
-        .iter()
-        .find(|r| r.config_index == config_index)
-        .map(|r| config_text(&r.config, varying))
-        .unwrap_or_default()
 }
 
 /// The heading and the per-device table of a sweep from listed configs: how many fit, which
 /// miss and by how much, and the devices where none fits.
 pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
     let listed = report.listed.as_ref()?;
-    let varying = varying_axes(report);
     let heading = match listed.kind {
         crate::spec::ListKind::Autotune => format!(
             "The @triton.autotune configs per device ({} listed; #N is a config's place in the list)",
             listed.distinct
         ),
         crate::spec::ListKind::ConfigFiles => format!(
-            "The config files' configs per device ({} distinct configs, each checked on every device)",
+            "The config files' configs per device ({} distinct, #N as in the rows above; each checked on every device)",
             listed.distinct
         ),
     };
@@ -635,11 +630,7 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
                 .over
                 .iter()
                 .map(|(index, over)| {
-                    format!(
-                        "{} +{}",
-                        listed_label(report, *index, &varying),
-                        format_count(*over)
-                    )
+                    format!("{} +{}", listed_label(report, *index), format_count(*over))
                 })
                 .collect();
             if !fit.other.is_empty() {
@@ -694,8 +685,9 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
                     .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
                     .map(|e| {
                         format!(
-                            "{} needs {} bytes, OVER +{}",
+                            "{} ({}) needs {} bytes, OVER +{}",
                             e.key,
+                            listed_label(report, e.config_index),
                             format_count(e.shared_bytes.unwrap_or(0)),
                             format_count(e.over_by.unwrap_or(0))
                         )

@@ -69,11 +69,13 @@ impl Exporter<ProbeReport> for Terminal {
             }
         }
 
-        let _ = writeln!(
-            out,
-            "\nRecommended config per device ({})",
-            super::rule_text(report)
-        );
+        if !report.recommendations.is_empty() {
+            let _ = writeln!(
+                out,
+                "\nRecommended config per device ({})",
+                super::rule_text(report)
+            );
+        }
         for (variant, recommendations) in super::recommendations_by_variant(report) {
             if !variant.is_empty() {
                 let _ = writeln!(out, "  {variant}");
