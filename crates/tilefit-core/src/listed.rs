@@ -363,3 +363,109 @@ pub fn summarize(
         autotune: run.autotune,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(kwargs: &[(&str, Value)], warps: u64, stages: u64) -> AutotuneConfig {
+        AutotuneConfig {
+            kwargs: kwargs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect(),
+            num_warps: warps,
+            num_stages: stages,
+            num_ctas: 1,
+            maxnreg: None,
+            pre_hook: false,
+        }
+    }
+
+    #[test]
+    fn autotune_configs_keep_their_order_and_places() {
+        let list = [
+            config(
+                &[("BLOCK_N", Value::from(64)), ("BLOCK_M", Value::from(32))],
+                4,
+                3,
+            ),
+            config(
+                &[("BLOCK_N", Value::from(128)), ("BLOCK_M", Value::from(32))],
+                8,
+                4,
+            ),
+            // A repeat of #0: compiled once, listed at both places.
+            config(
+                &[("BLOCK_N", Value::from(64)), ("BLOCK_M", Value::from(32))],
+                4,
+                3,
+            ),
+        ];
+        let listed = from_autotune(&list).unwrap();
+        assert_eq!(listed.configs.len(), 2);
+        assert_eq!(listed.configs[0].origins, ["autotune #0", "autotune #2"]);
+        let names: Vec<&str> = listed.configs[0]
+            .values
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(names, ["BLOCK_N", "BLOCK_M", "num_warps", "num_stages"]);
+        assert_eq!(
+            list[1].python(),
+            "triton.Config({\"BLOCK_N\": 128, \"BLOCK_M\": 32}, num_warps=8, num_stages=4)"
+        );
+    }
+
+    #[test]
+    fn a_value_tilefit_cannot_pass_names_the_config() {
+        let list = [config(
+            &[(
+                "ACTIVATION",
+                serde_json::json!({"unsupported": "<function relu>"}),
+            )],
+            4,
+            3,
+        )];
+        let error = from_autotune(&list).unwrap_err();
+        assert!(
+            error.contains("autotune config #0 sets `ACTIVATION`"),
+            "{error}"
+        );
+        assert!(error.contains("<function relu>"), "{error}");
+    }
+
+    #[test]
+    fn file_configs_follow_the_kernel_s_parameter_order() {
+        let file = ConfigFile {
+            path: "x.json".into(),
+            name: "x.json".into(),
+            device_name: None,
+            device: Err("none".into()),
+            entries: vec![(
+                "16".into(),
+                [
+                    ("num_stages", 3),
+                    ("BLOCK_SIZE_K", 64),
+                    ("num_warps", 4),
+                    ("BLOCK_SIZE_M", 16),
+                ]
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), Value::from(v)))
+                .collect(),
+            )],
+        };
+        let order = ["BLOCK_SIZE_M".to_owned(), "BLOCK_SIZE_K".to_owned()];
+        let listed = from_files(&[file], &order);
+        let names: Vec<&str> = listed.configs[0]
+            .values
+            .iter()
+            .map(|(k, _)| k.as_str())
+            .collect();
+        assert_eq!(
+            names,
+            ["BLOCK_SIZE_M", "BLOCK_SIZE_K", "num_warps", "num_stages"]
+        );
+        assert_eq!(listed.configs[0].origins, ["x.json: 16"]);
+    }
+}

@@ -93,7 +93,9 @@ fn the_bundled_examples_parse() {
     for example in [
         "mla_decode/spec.toml",
         "matmul/spec.toml",
+        "matmul/autotune.toml",
         "attention/spec.toml",
+        "moe/spec.toml",
     ] {
         let spec = tilefit_core::spec::load(&examples().join(example))
             .unwrap_or_else(|e| panic!("{example}: {e}"));
@@ -189,4 +191,27 @@ fn the_launch_table_has_defaults_and_checks_the_grid() {
     let (field, _, fix) = field_error(&format!("{ISSUE_SHAPE}[launch]\ngrid = [0]\n"));
     assert_eq!(field, "[launch].grid");
     assert!(fix.contains("one to three positive sizes"));
+}
+
+#[test]
+fn listed_config_sources_are_checked_where_they_are_written() {
+    let (field, problem, _) =
+        field_error(&ISSUE_SHAPE.replace("[sweep]\n", "[sweep]\nautotune = \"yes\"\n"));
+    assert_eq!(field, "[sweep].autotune");
+    assert!(problem.contains("not true or false"), "{problem}");
+
+    let (field, _, fix) =
+        field_error(&ISSUE_SHAPE.replace("[sweep]\n", "[sweep]\nfrom_files = 3\n"));
+    assert_eq!(field, "[sweep].from_files");
+    assert!(fix.contains("configs/*.json"), "{fix}");
+
+    let (field, problem, _) = field_error(&ISSUE_SHAPE.replace(
+        "[sweep]\n",
+        "[sweep]\nautotune = true\nfrom_files = \"c/*.json\"\n",
+    ));
+    assert_eq!(field, "[sweep].autotune");
+    assert!(
+        problem.contains("from_files also lists configs"),
+        "{problem}"
+    );
 }
