@@ -229,15 +229,18 @@ fn cases_of<'a>(
     (cases, not_compiled)
 }
 
-/// The cases of a probe run with binaries, plus the subjects that did not compile. With
+/// The cases of a probe run with binaries for `arch` (the local GPU's; config files can add
+/// devices of other archs to a probe's fleet), plus the subjects that did not compile. With
 /// `launch`, each case also carries the request that launches it.
 pub fn probe_cases(
     report: &ProbeReport,
+    arch: &str,
     warp_size: u32,
     launch: Option<&crate::spec::LaunchSettings>,
 ) -> (Vec<Case>, Vec<String>) {
     let varying = varying_axes(report);
-    let compiled = report.results.iter().map(|r| Compiled {
+    let local = report.results.iter().filter(|r| r.arch == arch);
+    let compiled = local.map(|r| Compiled {
         subject: config_text(&r.config, &varying),
         kernel: &report.kernel.function,
         status: r.status,

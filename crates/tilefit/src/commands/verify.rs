@@ -182,8 +182,12 @@ fn compile(
                 &mut on_event,
             )
             .map_err(|e| anyhow::anyhow!("{e}"))?;
-            let (cases, not_compiled) =
-                verify::probe_cases(&report, warp, args.launch.then_some(&spec.launch));
+            let (cases, not_compiled) = verify::probe_cases(
+                &report,
+                &target.arch,
+                warp,
+                args.launch.then_some(&spec.launch),
+            );
             let launches = if args.launch {
                 progress.finish();
                 launch(&cases, &toolchain.python, binaries, timeout)
