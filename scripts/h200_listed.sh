@@ -18,6 +18,7 @@ sed -e "s#file = \"matmul_autotuned.py\"#file = \"$PWD/crates/tilefit/tests/fixt
 : > "$OUT/summary.txt"
 for spec in examples/matmul/autotune.toml "$big" examples/moe/spec.toml; do
   name=$(basename "$(dirname "$spec")")-$(basename "$spec" .toml)
+  [ "$spec" = "$big" ] && name=autotuned-big
   "$TILEFIT" verify "$spec" --launch --python "$PYTHON" --jobs "$jobs" \
     --json "$OUT/verify_$name.json" > "$OUT/verify_$name.txt" 2>&1
   echo "verify $name exit $?" >> "$OUT/summary.txt"
