@@ -3,6 +3,7 @@
 //! crosses with its own axes, and after the run a [`ListedReport`]: per device, which listed
 //! configs fit and by how much the others miss; a device where none fits is named (the autotuner
 //! has nothing to choose from there); per config file, the device it maps to and its verdicts.
+//! [`prepare_listed`] makes the spec and the fleet a probe runs once the kernel is inspected.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -11,8 +12,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::config_files::{ConfigFile, FileProblem};
-use crate::probe::{ProbeResult, TargetDevice};
+use crate::device::DeviceTable;
+use crate::probe::{KernelInterface, ProbeError, ProbeResult, TargetDevice};
 use crate::spec::{Config, ListKind, ListedConfig, ListedConfigs, OPTION_AXES};
+use crate::spec::{ProbeSpec, SpecError};
 use crate::verdict::VerdictCode;
 
 /// One `triton.Config` of an autotune list, as the worker reads it.
@@ -361,6 +364,141 @@ pub fn summarize(
         files,
         file_problems: run.file_problems,
         autotune: run.autotune,
+    }
+}
+
+/// The listed configs' report: per device and per config file.
+pub(crate) fn summarize_listed(
+    spec: &ProbeSpec,
+    configs: &[Config],
+    inputs: ListedInputs,
+    results: &[ProbeResult],
+    targets: &[TargetDevice],
+) -> ListedReport {
+    summarize(
+        ListedRun {
+            origins: spec.config_origins(),
+            listed: spec.listed.as_ref().expect("set with the listed inputs"),
+            configs,
+            files: inputs.files,
+            file_problems: inputs.file_problems,
+            autotune: inputs.autotune,
+        },
+        results,
+        targets,
+    )
+}
+
+/// The listed configs' inputs that the report needs after the run.
+pub(crate) struct ListedInputs {
+    pub(crate) files: Vec<(crate::config_files::ConfigFile, Option<TargetDevice>)>,
+    pub(crate) file_problems: Vec<crate::config_files::FileProblem>,
+    autotune: Vec<AutotuneConfig>,
+}
+
+/// The spec and fleet a probe runs: with the autotune list or the config files crossed into the
+/// sweep, and the config files' devices added to the fleet.
+pub(crate) struct Prepared {
+    pub(crate) spec: ProbeSpec,
+    pub(crate) targets: Vec<TargetDevice>,
+    pub(crate) listed: Option<ListedInputs>,
+}
+
+pub(crate) fn prepare_listed(
+    spec: &ProbeSpec,
+    interface: &KernelInterface,
+    targets: &[TargetDevice],
+) -> Result<Prepared, ProbeError> {
+    use crate::spec::AutotuneUse;
+    let path = spec.path.display().to_string();
+    let field_error = |field: &str, problem: String, fix: String| {
+        ProbeError::Spec(SpecError::Field {
+            path: path.clone(),
+            field: field.to_owned(),
+            problem,
+            fix,
+        })
+    };
+    if let Some(pattern) = &spec.config_files {
+        let table = DeviceTable::builtin().map_err(ProbeError::Table)?;
+        let (files, problems) = crate::config_files::read(pattern, table).map_err(|e| {
+            field_error(
+                "[sweep].from_files",
+                e.to_string(),
+                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`".to_owned(),
+            )
+        })?;
+        if files.is_empty() {
+            let reasons: Vec<String> = problems
+                .iter()
+                .map(|p| format!("{} {}", p.path.display(), p.problem))
+                .collect();
+            return Err(field_error(
+                "[sweep].from_files",
+                format!("matches no usable config file: {}", reasons.join("; ")),
+                "each file maps batch sizes to configs: `{\"16\": {\"BLOCK_SIZE_M\": 64, ...}}`"
+                    .to_owned(),
+            ));
+        }
+        let mut fleet = targets.to_vec();
+        let mut mapped = Vec::new();
+        for file in files {
+            let device = match &file.device {
+                Ok(name) => {
+                    if !fleet.iter().any(|d| d.name == *name) {
+                        fleet.extend(
+                            TargetDevice::resolve(table, std::slice::from_ref(name)).map_err(
+                                |e| field_error("[sweep].from_files", e.to_string(), e.hint()),
+                            )?,
+                        );
+                    }
+                    fleet.iter().find(|d| d.name == *name).cloned()
+                }
+                Err(_) => None,
+            };
+            mapped.push((file, device));
+        }
+        let files: Vec<crate::config_files::ConfigFile> =
+            mapped.iter().map(|(f, _)| f.clone()).collect();
+        let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
+        let spec = spec.with_listed(from_files(&files, &order))?;
+        return Ok(Prepared {
+            spec,
+            targets: fleet,
+            listed: Some(ListedInputs {
+                files: mapped,
+                file_problems: problems,
+                autotune: Vec::new(),
+            }),
+        });
+    }
+    match (&interface.autotune, spec.autotune) {
+        (Some(configs), AutotuneUse::Auto | AutotuneUse::Required) => {
+            let list = from_autotune(configs)
+                .map_err(|problem| field_error("[kernel].function", problem, "give the autotune config plain values, or write `autotune = false` in [sweep] and sweep your own".to_owned()))?;
+            Ok(Prepared {
+                spec: spec.with_listed(list)?,
+                targets: targets.to_vec(),
+                listed: Some(ListedInputs {
+                    files: Vec::new(),
+                    file_problems: Vec::new(),
+                    autotune: configs.clone(),
+                }),
+            })
+        }
+        (None, AutotuneUse::Required) => Err(field_error(
+            "[sweep].autotune",
+            format!(
+                "is true, but `{}` has no @triton.autotune configs",
+                spec.function
+            ),
+            "remove `autotune = true`, or probe the @triton.autotune-wrapped function".to_owned(),
+        )),
+        _ => Ok(Prepared {
+            spec: spec.clone(),
+            targets: targets.to_vec(),
+            listed: None,
+        }),
     }
 }
 

@@ -16,7 +16,7 @@ use crate::cache::{Lookup, ResultCache};
 use crate::device::occupancy::{self, BlockNeeds, SmLimits};
 use crate::device::{Backend, DeviceTable, LookupError};
 use crate::job::{self, CompileJob, KernelParam, KeyContext, Target};
-use crate::listed::{self, AutotuneConfig, ListedReport, ListedRun};
+use crate::listed::{AutotuneConfig, ListedReport, prepare_listed, summarize_listed};
 use crate::resources::{self, BinaryFormat, KernelResources};
 use crate::spec::{Config, ProbeSpec, SpecError, describe_config};
 use crate::toolchain::Toolchain;
@@ -664,28 +664,6 @@ fn worker_pool(toolchain: &Toolchain, settings: &ProbeSettings, scratch: &Triton
     Pool::new(command, settings.jobs, settings.job_timeout)
 }
 
-/// The listed configs' report: per device and per config file.
-fn summarize_listed(
-    spec: &ProbeSpec,
-    configs: &[Config],
-    inputs: ListedInputs,
-    results: &[ProbeResult],
-    targets: &[TargetDevice],
-) -> ListedReport {
-    listed::summarize(
-        ListedRun {
-            origins: spec.config_origins(),
-            listed: spec.listed.as_ref().expect("set with the listed inputs"),
-            configs,
-            files: inputs.files,
-            file_problems: inputs.file_problems,
-            autotune: inputs.autotune,
-        },
-        results,
-        targets,
-    )
-}
-
 /// What a kernel's inspection says: its parameters and its autotune list, if it has one.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct KernelInterface {
@@ -693,119 +671,6 @@ pub struct KernelInterface {
     pub params: Vec<KernelParam>,
     /// The configs of its `@triton.autotune`, when it is wrapped by one.
     pub autotune: Option<Vec<AutotuneConfig>>,
-}
-
-/// The listed configs' inputs that the report needs after the run.
-struct ListedInputs {
-    files: Vec<(crate::config_files::ConfigFile, Option<TargetDevice>)>,
-    file_problems: Vec<crate::config_files::FileProblem>,
-    autotune: Vec<AutotuneConfig>,
-}
-
-/// The spec and fleet a probe runs: with the autotune list or the config files crossed into the
-/// sweep, and the config files' devices added to the fleet.
-struct Prepared {
-    spec: ProbeSpec,
-    targets: Vec<TargetDevice>,
-    listed: Option<ListedInputs>,
-}
-
-fn prepare_listed(
-    spec: &ProbeSpec,
-    interface: &KernelInterface,
-    targets: &[TargetDevice],
-) -> Result<Prepared, ProbeError> {
-    use crate::spec::AutotuneUse;
-    let path = spec.path.display().to_string();
-    let field_error = |field: &str, problem: String, fix: String| {
-        ProbeError::Spec(SpecError::Field {
-            path: path.clone(),
-            field: field.to_owned(),
-            problem,
-            fix,
-        })
-    };
-    if let Some(pattern) = &spec.config_files {
-        let table = DeviceTable::builtin().map_err(ProbeError::Table)?;
-        let (files, problems) = crate::config_files::read(pattern, table).map_err(|e| {
-            field_error(
-                "[sweep].from_files",
-                e.to_string(),
-                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`".to_owned(),
-            )
-        })?;
-        if files.is_empty() {
-            let reasons: Vec<String> = problems
-                .iter()
-                .map(|p| format!("{} {}", p.path.display(), p.problem))
-                .collect();
-            return Err(field_error(
-                "[sweep].from_files",
-                format!("matches no usable config file: {}", reasons.join("; ")),
-                "each file maps batch sizes to configs: `{\"16\": {\"BLOCK_SIZE_M\": 64, ...}}`"
-                    .to_owned(),
-            ));
-        }
-        let mut fleet = targets.to_vec();
-        let mut mapped = Vec::new();
-        for file in files {
-            let device = match &file.device {
-                Ok(name) => {
-                    if !fleet.iter().any(|d| d.name == *name) {
-                        fleet.extend(
-                            TargetDevice::resolve(table, std::slice::from_ref(name)).map_err(
-                                |e| field_error("[sweep].from_files", e.to_string(), e.hint()),
-                            )?,
-                        );
-                    }
-                    fleet.iter().find(|d| d.name == *name).cloned()
-                }
-                Err(_) => None,
-            };
-            mapped.push((file, device));
-        }
-        let files: Vec<crate::config_files::ConfigFile> =
-            mapped.iter().map(|(f, _)| f.clone()).collect();
-        let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
-        let spec = spec.with_listed(listed::from_files(&files, &order))?;
-        return Ok(Prepared {
-            spec,
-            targets: fleet,
-            listed: Some(ListedInputs {
-                files: mapped,
-                file_problems: problems,
-                autotune: Vec::new(),
-            }),
-        });
-    }
-    match (&interface.autotune, spec.autotune) {
-        (Some(configs), AutotuneUse::Auto | AutotuneUse::Required) => {
-            let list = listed::from_autotune(configs)
-                .map_err(|problem| field_error("[kernel].function", problem, "give the autotune config plain values, or write `autotune = false` in [sweep] and sweep your own".to_owned()))?;
-            Ok(Prepared {
-                spec: spec.with_listed(list)?,
-                targets: targets.to_vec(),
-                listed: Some(ListedInputs {
-                    files: Vec::new(),
-                    file_problems: Vec::new(),
-                    autotune: configs.clone(),
-                }),
-            })
-        }
-        (None, AutotuneUse::Required) => Err(field_error(
-            "[sweep].autotune",
-            format!(
-                "is true, but `{}` has no @triton.autotune configs",
-                spec.function
-            ),
-            "remove `autotune = true`, or probe the @triton.autotune-wrapped function".to_owned(),
-        )),
-        _ => Ok(Prepared {
-            spec: spec.clone(),
-            targets: targets.to_vec(),
-            listed: None,
-        }),
-    }
 }
 
 /// Judge every result against its devices, recommend, count: the report.

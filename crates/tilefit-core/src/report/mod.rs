@@ -6,11 +6,16 @@
 mod html;
 mod markdown;
 mod replay;
+mod sections;
 mod terminal;
 
 pub use html::{Html, NEAR_BUDGET_FRACTION};
 pub use markdown::Markdown;
 pub use terminal::Terminal;
+
+pub(crate) use sections::{
+    RESOURCES_HEADING, file_lines, listed_label, listed_table, resources_cell, resources_table,
+};
 
 use serde_json::Value;
 
@@ -133,78 +138,6 @@ pub(crate) fn verdict_cell(
         _ => "FAILED".to_owned(),
     }
 }
-
-/// What one (result, device) cell of the resources table says: registers, spills or local
-/// memory, and resident blocks per SM with what limits them. `None` when the binary was not read.
-pub(crate) fn resources_cell(
-    resources: Option<&KernelResources>,
-    verdicts: &[crate::verdict::DeviceVerdict],
-    device: &TargetDevice,
-) -> Option<String> {
-    let r = resources?;
-    let mut parts = vec![match &r.amd {
-        Some(amd) => format!("{} VGPRs {} SGPRs", r.registers_per_thread, amd.sgprs),
-        None => format!("{} regs", r.registers_per_thread),
-    }];
-    match (r.spill_bytes, &r.amd) {
-        (Some(bytes), _) if bytes > 0 => parts.push(format!("spills {} B", format_count(bytes))),
-        (_, Some(amd)) if amd.vgpr_spills + amd.sgpr_spills > 0 => parts.push(format!(
-            "spills {} VGPRs {} SGPRs",
-            amd.vgpr_spills, amd.sgpr_spills
-        )),
-        _ if r.local_bytes_per_thread > 0 => parts.push(format!(
-            "local {} B",
-            format_count(r.local_bytes_per_thread)
-        )),
-        _ => {}
-    }
-    if let Some(v) = verdicts.iter().find(|v| v.device == device.device)
-        && let (Some(blocks), Some(limiter)) = (v.blocks_per_sm, v.occupancy_limiter)
-    {
-        parts.push(format!("{blocks} blk/SM ({})", limiter.short()));
-    }
-    Some(parts.join(", "))
-}
-
-/// Registers, spills and occupancy per (config, device), when the binaries were read
-/// (`--resources full`).
-pub(crate) fn resources_table(report: &ProbeReport) -> Option<Table> {
-    if report.results.iter().all(|r| r.resources.is_none()) {
-        return None;
-    }
-    let varying = varying_axes(report);
-    let devices = devices_by_arch(&report.targets);
-    let mut header = vec!["config".to_owned()];
-    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
-    let rows = config_rows(report, &varying)
-        .into_iter()
-        .map(|(label, in_row)| {
-            let mut row = vec![if label.is_empty() {
-                "(the one config)".to_owned()
-            } else {
-                label
-            }];
-            for device in &devices {
-                row.push(
-                    in_row
-                        .iter()
-                        .find(|r| r.arch == device.arch)
-                        .and_then(|r| resources_cell(r.resources.as_ref(), &r.verdicts, device))
-                        .unwrap_or_else(|| "-".to_owned()),
-                );
-            }
-            row
-        })
-        .collect();
-    Some(Table {
-        header,
-        rows,
-        numeric: Vec::new(),
-    })
-}
-
-/// The heading of the resources table.
-pub(crate) const RESOURCES_HEADING: &str = "Registers per thread, spills and resident blocks per SM (read from each binary; blocks from NVIDIA's occupancy model, limited by smem, regs, threads or blocks)";
 
 /// The header cells and the budget row of a table whose columns are devices grouped by arch.
 pub(crate) fn device_columns(
@@ -578,153 +511,4 @@ impl crate::replay::ReplayReport {
             })
             .collect()
     }
-}
-
-/// `#5`: an autotune config's place in the kernel's list, or a config file config's number among
-/// the distinct configs of the files.
-fn listed_label(report: &ProbeReport, config_index: usize) -> String {
-    let Some(listed) = &report.listed else {
-        return String::new();
-    };
-    let autotune: Vec<String> = listed
-        .origins
-        .get(config_index)
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o.strip_prefix("autotune "))
-        .map(str::to_owned)
-        .collect();
-    if autotune.is_empty() {
-        format!("#{}", config_index % listed.distinct.max(1))
-    } else {
-        autotune.join("/")
-    }
-}
-
-/// The heading and the per-device table of a sweep from listed configs: how many fit, which
-/// miss and by how much, and the devices where none fits.
-pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
-    let listed = report.listed.as_ref()?;
-    let heading = match listed.kind {
-        crate::spec::ListKind::Autotune => format!(
-            "The @triton.autotune configs per device ({} listed; #N is a config's place in the list)",
-            listed.distinct
-        ),
-        crate::spec::ListKind::ConfigFiles => format!(
-            "The config files' configs per device ({} distinct, #N as in the rows above; each checked on every device)",
-            listed.distinct
-        ),
-    };
-    let with_variant = listed.per_device.iter().any(|d| !d.variant.is_empty());
-    let rows = listed
-        .per_device
-        .iter()
-        .map(|fit| {
-            let mut row = vec![fit.device.clone(), fit.arch.clone()];
-            if with_variant {
-                let axes: Vec<String> = fit.variant.keys().cloned().collect();
-                row.push(config_text(&fit.variant, &axes));
-            }
-            row.push(format!("{}/{}", fit.fits.len(), fit.total));
-            let mut misses: Vec<String> = fit
-                .over
-                .iter()
-                .map(|(index, over)| {
-                    format!("{} +{}", listed_label(report, *index), format_count(*over))
-                })
-                .collect();
-            if !fit.other.is_empty() {
-                misses.push(format!("{} did not compile", fit.other.len()));
-            }
-            let verdict = if fit.none_fits() {
-                match listed.kind {
-                    crate::spec::ListKind::Autotune => {
-                        "NONE FITS: the autotuner has nothing to choose from".to_owned()
-                    }
-                    crate::spec::ListKind::ConfigFiles => "NONE FITS".to_owned(),
-                }
-            } else if misses.is_empty() {
-                "all fit".to_owned()
-            } else {
-                format!("{} miss", fit.total - fit.fits.len())
-            };
-            row.push(verdict);
-            row.push(misses.join(", "));
-            row
-        })
-        .collect();
-    let mut header: Vec<String> = vec!["device".into(), "arch".into()];
-    if with_variant {
-        header.push("variant".into());
-    }
-    header.extend(["fit".into(), "verdict".into(), "over budget (by)".into()]);
-    let fit_column = header.len() - 3;
-    Some((
-        heading,
-        Table {
-            header,
-            rows,
-            numeric: vec![fit_column],
-        },
-    ))
-}
-
-/// One line per config file: the device it maps to and its configs' verdicts there, or why it
-/// maps to none; then the files that could not be read.
-pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
-    let Some(listed) = &report.listed else {
-        return Vec::new();
-    };
-    let mut lines = Vec::new();
-    for file in &listed.files {
-        let line = match (&file.device, &file.unresolved) {
-            (Some(device), _) => {
-                let over: Vec<String> = file
-                    .entries
-                    .iter()
-                    .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
-                    .map(|e| {
-                        format!(
-                            "{} ({}) needs {} bytes, OVER +{}",
-                            e.key,
-                            listed_label(report, e.config_index),
-                            format_count(e.shared_bytes.unwrap_or(0)),
-                            format_count(e.over_by.unwrap_or(0))
-                        )
-                    })
-                    .collect();
-                let fits = file
-                    .entries
-                    .iter()
-                    .filter(|e| e.verdict == Some(VerdictCode::Fits))
-                    .count();
-                let arch = file.arch.as_deref().unwrap_or("?");
-                if over.is_empty() {
-                    format!(
-                        "{} -> {device} ({arch}): {fits}/{} configs fit",
-                        file.file,
-                        file.entries.len()
-                    )
-                } else {
-                    format!(
-                        "{} -> {device} ({arch}): {fits}/{} configs fit; OVER on its own device: {}",
-                        file.file,
-                        file.entries.len(),
-                        over.join("; ")
-                    )
-                }
-            }
-            (None, Some(reason)) => format!("{}: NO DEVICE: {reason}", file.file),
-            (None, None) => format!("{}: no device", file.file),
-        };
-        lines.push(line);
-    }
-    for problem in &listed.file_problems {
-        let name = problem.path.file_name().map_or_else(
-            || problem.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        lines.push(format!("{name}: SKIPPED: {}", problem.problem));
-    }
-    lines
 }
