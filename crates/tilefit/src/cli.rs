@@ -62,6 +62,9 @@ pub enum FailOn {
     OverThreadLimit,
     /// Any config that spills registers to local memory (`--resources full`).
     Spills,
+    /// Any config file whose device name does not resolve, or that cannot be read
+    /// (`[sweep] from_files`): where an engine falls back to default configs.
+    UnmappedFiles,
 }
 
 /// `over-budget`, `compile-error`, `near-budget` (90%) or `near-budget=PCT`.
@@ -71,6 +74,7 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
         None if text == "compile-error" => Ok(FailOn::CompileError),
         None if text == "over-thread-limit" => Ok(FailOn::OverThreadLimit),
         None if text == "spills" => Ok(FailOn::Spills),
+        None if text == "unmapped-files" => Ok(FailOn::UnmappedFiles),
         None if text == "near-budget" => Ok(FailOn::NearBudget(
             tilefit_core::report::NEAR_BUDGET_FRACTION,
         )),
@@ -81,7 +85,7 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
             )),
         },
         _ => Err(format!(
-            "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit or spills"
+            "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills or unmapped-files"
         )),
     }
 }
@@ -99,7 +103,8 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
     /// Exit 1 when a result fails this way on a listed device: over-budget, compile-error,
-    /// near-budget[=PCT] (default 90), and with `--resources full` over-thread-limit and spills.
+    /// near-budget[=PCT] (default 90), with `--resources full` over-thread-limit and spills, and
+    /// with config files unmapped-files.
     /// Repeat or comma-separate.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<FailOn>,

@@ -475,6 +475,27 @@ fn judged_of<'a>(
 }
 
 impl ProbeReport {
+    /// The config files that map to no device or could not be read, each with why: where an
+    /// engine would fall back to its default configs.
+    pub fn unmapped_files(&self) -> Vec<String> {
+        let Some(listed) = &self.listed else {
+            return Vec::new();
+        };
+        let unresolved = listed.files.iter().filter_map(|f| {
+            f.unresolved
+                .as_ref()
+                .filter(|_| f.device.is_none())
+                .map(|_| f.file.clone())
+        });
+        let unreadable = listed.file_problems.iter().map(|p| {
+            p.path.file_name().map_or_else(
+                || p.path.display().to_string(),
+                |n| n.to_string_lossy().into_owned(),
+            )
+        });
+        unresolved.chain(unreadable).collect()
+    }
+
     /// Every verdict, flattened.
     pub fn judged(&self) -> Vec<Judged> {
         let varying = varying_axes(self);

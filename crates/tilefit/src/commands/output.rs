@@ -135,13 +135,16 @@ pub fn emit_configs(
     Ok(())
 }
 
-/// The gate: the findings `--fail-on` asks about, worded on one stderr line. Returns whether the
-/// gate failed.
-pub fn gate(fail_on: &[FailOn], judged: &[Judged]) -> bool {
+/// The gate: the findings `--fail-on` asks about, worded on one stderr line. `unmapped` names the
+/// config files that map to no device. Returns whether the gate failed.
+pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool {
     let mut parts: Vec<String> = Vec::new();
     let mut total = 0;
     for rule in fail_on {
         let mut findings: Vec<String> = Vec::new();
+        if *rule == FailOn::UnmappedFiles {
+            findings.extend(unmapped.iter().cloned());
+        }
         for j in judged {
             let finding = match rule {
                 FailOn::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
@@ -210,6 +213,7 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged]) -> bool {
             FailOn::CompileError => "do not compile".to_owned(),
             FailOn::OverThreadLimit => "need more threads than their registers allow".to_owned(),
             FailOn::Spills => "spill registers to local memory".to_owned(),
+            FailOn::UnmappedFiles => "config files map to no device".to_owned(),
             FailOn::NearBudget(share) => {
                 format!("fit but use {:.0}% or more of the budget", share * 100.0)
             }

@@ -85,7 +85,11 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.emit_configs {
         output::emit_configs(&report, path)?;
     }
-    let gate_failed = output::gate(&args.output.fail_on, &report.judged());
+    let gate_failed = output::gate(
+        &args.output.fail_on,
+        &report.judged(),
+        &report.unmapped_files(),
+    );
     let failed = report
         .results
         .iter()

@@ -40,7 +40,11 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             if let Some(path) = &args.emit_configs {
                 output::emit_configs(&report, path)?;
             }
-            output::gate(&args.output.fail_on, &report.judged())
+            output::gate(
+                &args.output.fail_on,
+                &report.judged(),
+                &report.unmapped_files(),
+            )
         }
         Some("replay") => {
             if args.emit_configs.is_some() {
@@ -51,7 +55,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             }
             let report: ReplayReport = serde_json::from_value(json).map_err(not_a_report)?;
             output::emit(&report, &args.output)?;
-            output::gate(&args.output.fail_on, &report.judged())
+            output::gate(&args.output.fail_on, &report.judged(), &[])
         }
         other => {
             return Err(hinted(

@@ -400,6 +400,14 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
     assert!(run.stdout.contains("0 compiled"), "cached: {}", run.stdout);
     let markdown = probe(&spec, &cache, &["--markdown"]);
     assert!(markdown.stdout.contains("**Config files**"));
+    // The CI gate for files an engine would silently replace with its defaults.
+    let run = probe(&spec, &cache, &["--fail-on", "unmapped-files"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("3 config files map to no device: E=8,N=14336,device_name=NVIDIA_L20.json, E=8,N=14336.json, E=8,N=14336,device_name=NVIDIA_A100-SXM4-80GB.json"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
