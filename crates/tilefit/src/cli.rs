@@ -228,7 +228,8 @@ pub struct ProbeArgs {
     #[command(flatten)]
     pub output: OutputArgs,
     /// Write the recommended config per arch as JSON an engine can load (keyed by arch and by
-    /// device name).
+    /// device name); for an autotuned kernel also the autotune configs that fit each device, and
+    /// with a `.py` FILE those as a Python module of `triton.Config`s.
     #[arg(long, value_name = "FILE")]
     pub emit_configs: Option<PathBuf>,
     #[command(flatten)]
