@@ -7,53 +7,21 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{Run, fixture, python, scratch, tilefit_with};
+use super::{Run, compile_binaries, fixture, json_of, python, scratch};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
 fn probe(spec: &Path, cache: &Path, extra: &[&str]) -> Run {
-    let python = python().to_str().unwrap();
-    let mut args = vec![
-        "probe",
-        spec.to_str().unwrap(),
-        "--python",
-        python,
-        "--jobs",
-        "2",
-    ];
-    args.extend(extra);
-    tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", cache)])
-}
-
-fn json_of(run: &Run) -> Value {
-    assert_eq!(
-        run.code, 0,
-        "stderr: {}\nstdout: {}",
-        run.stderr, run.stdout
-    );
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+    super::probe(spec.to_str().unwrap(), cache, extra)
 }
 
 /// `metadata.shared` of the plain matmul example's tile from a hand-written `triton.compile`.
 fn direct_matmul_bytes(arch: &str, (m, n, k, warps, stages): (u32, u32, u32, u32, u32)) -> u64 {
     let dir = scratch(&format!("direct-{arch}-{m}-{n}-{k}-{warps}-{stages}"));
     let config = format!("{arch}:{m}:{n}:{k}:{warps}:{stages}");
-    let out = std::process::Command::new(python())
-        .arg(fixture("compile_binaries.py"))
-        .arg(&dir)
-        .arg(&config)
-        .env("TRITON_CACHE_DIR", dir.join("triton-cache"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
+    compile_binaries(&dir, &[&config])
         .split_whitespace()
         .nth(1)
         .unwrap()

@@ -102,6 +102,50 @@ pub fn fixture(name: &str) -> String {
     format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// `tilefit probe SPEC --python <the test Python> --jobs 2 EXTRA...` with its own cache.
+pub fn probe(spec: &str, cache: &Path, extra: &[&str]) -> Run {
+    let python = python().to_str().unwrap();
+    let mut args = vec!["probe", spec, "--python", python, "--jobs", "2"];
+    args.extend(extra);
+    tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", cache)])
+}
+
+/// The JSON a successful run printed.
+pub fn json_of(run: &Run) -> serde_json::Value {
+    assert_eq!(
+        run.code, 0,
+        "stderr: {}\nstdout: {}",
+        run.stderr, run.stdout
+    );
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// Run a fixture script with the test Python (plain Triton, no tilefit), Triton's cache in
+/// `triton_cache`; its stdout. Fails the test when the script fails.
+pub fn run_fixture(script: &str, args: &[&str], triton_cache: &Path) -> String {
+    let out = std::process::Command::new(python())
+        .arg(fixture(script))
+        .args(args)
+        .env("TRITON_CACHE_DIR", triton_cache)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Compile matmul example configs (`sm_90:128:256:64:4:3`: target, BLOCK_M, BLOCK_N, BLOCK_K,
+/// num_warps, num_stages) with a plain `triton.compile`, keeping binaries and ptxas's log in
+/// `dir`; the script's `TAG BYTES` lines.
+pub fn compile_binaries(dir: &Path, configs: &[&str]) -> String {
+    let mut args = vec![dir.to_str().unwrap()];
+    args.extend(configs);
+    run_fixture("compile_binaries.py", &args, &dir.join("triton-cache"))
+}
+
 /// The MLA example's shared bytes from Triton's own `triton.compile` for `arch` (no tilefit
 /// involved), with Triton's cache in `triton_cache`: the reference the probe and replay tests
 /// check tilefit against.
@@ -114,27 +158,19 @@ pub fn direct_mla_compile(
         "{}/../../examples/mla_decode/mla_decode.py",
         env!("CARGO_MANIFEST_DIR")
     );
-    let out = std::process::Command::new(python())
-        .arg(fixture("direct_compile.py"))
-        .args([
+    run_fixture(
+        "direct_compile.py",
+        &[
             &kernel,
             "mla_decode_stage1",
             arch,
             kv,
             &block_n.to_string(),
             &stages.to_string(),
-        ])
-        .env("TRITON_CACHE_DIR", triton_cache)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout)
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap()
+        ],
+        triton_cache,
+    )
+    .trim()
+    .parse()
+    .unwrap()
 }

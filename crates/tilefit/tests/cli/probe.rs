@@ -6,25 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{Run, direct_mla_compile, fixture, python, scratch, tilefit_with};
+use super::{Run, direct_mla_compile, fixture, json_of, probe, scratch, tilefit_with};
 
 const PINNED: &str = tilefit_core::toolchain::DEFAULT_TRITON_VERSION;
-
-fn probe(spec: &str, cache: &Path, extra: &[&str]) -> Run {
-    let python = python().to_str().unwrap();
-    let mut args = vec!["probe", spec, "--python", python, "--jobs", "2"];
-    args.extend(extra);
-    tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", cache)])
-}
-
-fn json_of(run: &Run) -> Value {
-    assert_eq!(
-        run.code, 0,
-        "stderr: {}\nstdout: {}",
-        run.stderr, run.stdout
-    );
-    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
-}
 
 fn cell<'a>(report: &'a Value, arch: &str, pairs: &[(&str, Value)]) -> &'a Value {
     report["results"]

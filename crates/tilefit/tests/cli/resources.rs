@@ -4,29 +4,12 @@
 //! metadata), and the probe's report of them end to end.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use regex::Regex;
 use serde_json::Value;
 use tilefit_core::resources::{self, BinaryFormat};
 
-use super::{Run, fixture, python, scratch, tilefit_with};
-
-/// Compile matmul configs with the fixture script (plain `triton.compile`, no tilefit) into `dir`.
-fn compile_binaries(dir: &Path, configs: &[&str]) {
-    let out = std::process::Command::new(python())
-        .arg(fixture("compile_binaries.py"))
-        .arg(dir)
-        .args(configs)
-        .env("TRITON_CACHE_DIR", dir.join("triton-cache"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
+use super::{compile_binaries, fixture, json_of, probe, scratch};
 
 /// The first number a pattern captures in `text`.
 fn number(text: &str, pattern: &str) -> u64 {
@@ -146,13 +129,6 @@ fn amd_code_objects_read_as_their_assembly_states() {
     assert!(error.is_err());
 }
 
-fn probe(spec: &str, cache: &Path, extra: &[&str]) -> Run {
-    let python = python().to_str().unwrap();
-    let mut args = vec!["probe", spec, "--python", python, "--jobs", "2"];
-    args.extend(extra);
-    tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", cache)])
-}
-
 fn result<'a>(report: &'a Value, arch: &str, block_n: u64) -> &'a Value {
     report["results"]
         .as_array()
@@ -166,9 +142,11 @@ fn result<'a>(report: &'a Value, arch: &str, block_n: u64) -> &'a Value {
 fn probe_reports_registers_spills_and_occupancy_per_device() {
     let cache = scratch("probe-resources");
     let spec = fixture("matmul_resources.toml");
-    let run = probe(&spec, &cache, &["--resources", "full", "--json", "-"]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let report: Value = serde_json::from_str(&run.stdout).unwrap();
+    let report = json_of(&probe(
+        &spec,
+        &cache,
+        &["--resources", "full", "--json", "-"],
+    ));
 
     // The probe's numbers (Triton's JIT binder on the spec's example values) equal those of a
     // hand-written triton.compile of the same configs, as ptxas reported them.
