@@ -158,27 +158,43 @@ pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
     let devices = devices_by_arch(&report.targets);
     let (header, budget_row) = device_columns(&devices, &["config"]);
     let mut rows = vec![budget_row];
-    for (label, in_row) in config_rows(report, &varying) {
-        let mut row = vec![if label.is_empty() {
-            "(the one config)".to_owned()
-        } else {
-            label
-        }];
-        for device in &devices {
-            row.push(
-                in_row
-                    .iter()
-                    .find(|r| r.arch == device.arch)
-                    .map_or_else(|| "-".to_owned(), |r| cell(r, device)),
-            );
-        }
-        rows.push(row);
-    }
+    rows.extend(config_grid(report, &varying, &devices, |r, d| {
+        Some(cell(r, d))
+    }));
     Table {
         header,
         rows,
         numeric: (1..=devices.len()).collect(),
     }
+}
+
+/// One row per config of the sweep (its label; `(the one config)` when the sweep has one), one
+/// cell per device: what `cell` says of the config's result for the device's arch, `-` where there
+/// is no result or `cell` says nothing.
+pub(crate) fn config_grid(
+    report: &ProbeReport,
+    varying: &[String],
+    devices: &[&TargetDevice],
+    cell: impl Fn(&ProbeResult, &TargetDevice) -> Option<String>,
+) -> Vec<Vec<String>> {
+    config_rows(report, varying)
+        .into_iter()
+        .map(|(label, in_row)| {
+            let mut row = vec![if label.is_empty() {
+                "(the one config)".to_owned()
+            } else {
+                label
+            }];
+            row.extend(devices.iter().map(|device| {
+                in_row
+                    .iter()
+                    .find(|r| r.arch == device.arch)
+                    .and_then(|r| cell(r, device))
+                    .unwrap_or_else(|| "-".to_owned())
+            }));
+            row
+        })
+        .collect()
 }
 
 /// The results of a probe grouped by config, in sweep order, each group with its config's label

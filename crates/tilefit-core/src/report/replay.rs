@@ -5,8 +5,30 @@
 use std::fmt::Write as _;
 
 use super::{Exporter, Markdown, Table, Terminal, device_columns, devices_by_arch, verdict_cell};
-use crate::replay::{KernelVariant, ReplayReport};
+use crate::probe::TargetDevice;
+use crate::replay::{KernelVariant, ReplayReport, ReplayResult};
 use crate::units::format_count;
+
+/// The cells of one kernel variant: `cell` of its result for each device's arch, `-` where there
+/// is none or `cell` says nothing.
+fn device_cells(
+    report: &ReplayReport,
+    index: usize,
+    devices: &[&TargetDevice],
+    cell: impl Fn(&ReplayResult, &TargetDevice) -> Option<String>,
+) -> Vec<String> {
+    devices
+        .iter()
+        .map(|device| {
+            report
+                .results
+                .iter()
+                .find(|r| r.kernel.index == index && r.arch == device.arch)
+                .and_then(|r| cell(r, device))
+                .unwrap_or_else(|| "-".to_owned())
+        })
+        .collect()
+}
 
 fn table(report: &ReplayReport) -> Table {
     let devices = devices_by_arch(&report.targets);
@@ -22,18 +44,9 @@ fn table(report: &ReplayReport) -> Table {
                 .unwrap_or_default()
         );
         let mut row = vec![format!("{} #{}", variant.name, variant.id), original];
-        for device in &devices {
-            row.push(
-                report
-                    .results
-                    .iter()
-                    .find(|r| r.kernel.index == index && r.arch == device.arch)
-                    .map_or_else(
-                        || "-".to_owned(),
-                        |r| verdict_cell(r.status, r.shared_bytes, &r.verdicts, device),
-                    ),
-            );
-        }
+        row.extend(device_cells(report, index, &devices, |r, device| {
+            Some(verdict_cell(r.status, r.shared_bytes, &r.verdicts, device))
+        }));
         rows.push(row);
     }
     let numeric = (2..2 + devices.len()).collect();
@@ -50,26 +63,16 @@ fn resources_table(report: &ReplayReport) -> Option<Table> {
         return None;
     }
     let devices = devices_by_arch(&report.targets);
-    let mut header = vec!["kernel".to_owned()];
-    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
+    let (header, _) = device_columns(&devices, &["kernel"]);
     let rows = report
         .kernels
         .iter()
         .enumerate()
         .map(|(index, variant)| {
             let mut row = vec![format!("{} #{}", variant.name, variant.id)];
-            for device in &devices {
-                row.push(
-                    report
-                        .results
-                        .iter()
-                        .find(|r| r.kernel.index == index && r.arch == device.arch)
-                        .and_then(|r| {
-                            super::resources_cell(r.resources.as_ref(), &r.verdicts, device)
-                        })
-                        .unwrap_or_else(|| "-".to_owned()),
-                );
-            }
+            row.extend(device_cells(report, index, &devices, |r, device| {
+                super::resources_cell(r.resources.as_ref(), &r.verdicts, device)
+            }));
             row
         })
         .collect();

@@ -3,7 +3,7 @@
 //! config files, the per-device fit and the per-file verdicts. Each returns a [`Table`] or lines;
 //! the formats only draw them.
 
-use super::{Table, config_rows, config_text, devices_by_arch, varying_axes};
+use super::{Table, config_grid, config_text, device_columns, devices_by_arch, varying_axes};
 use crate::probe::{ProbeReport, TargetDevice};
 use crate::resources::KernelResources;
 use crate::units::format_count;
@@ -49,28 +49,10 @@ pub(crate) fn resources_table(report: &ProbeReport) -> Option<Table> {
     }
     let varying = varying_axes(report);
     let devices = devices_by_arch(&report.targets);
-    let mut header = vec!["config".to_owned()];
-    header.extend(devices.iter().map(|d| format!("{} {}", d.device, d.arch)));
-    let rows = config_rows(report, &varying)
-        .into_iter()
-        .map(|(label, in_row)| {
-            let mut row = vec![if label.is_empty() {
-                "(the one config)".to_owned()
-            } else {
-                label
-            }];
-            for device in &devices {
-                row.push(
-                    in_row
-                        .iter()
-                        .find(|r| r.arch == device.arch)
-                        .and_then(|r| resources_cell(r.resources.as_ref(), &r.verdicts, device))
-                        .unwrap_or_else(|| "-".to_owned()),
-                );
-            }
-            row
-        })
-        .collect();
+    let (header, _) = device_columns(&devices, &["config"]);
+    let rows = config_grid(report, &varying, &devices, |r, device| {
+        resources_cell(r.resources.as_ref(), &r.verdicts, device)
+    });
     Some(Table {
         header,
         rows,
