@@ -137,7 +137,10 @@ pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String
 /// The config files' entries as listed configs: kernel meta-parameters first in the kernel's
 /// parameter order (`param_order`), options (`num_warps`, `num_stages`, ...) after, each distinct
 /// config once with every place it appears.
-pub fn from_files(files: &[ConfigFile], param_order: &[String]) -> ListedConfigs {
+pub fn from_files<'a>(
+    files: impl IntoIterator<Item = &'a ConfigFile>,
+    param_order: &[String],
+) -> ListedConfigs {
     let rank = |key: &str| {
         param_order
             .iter()
@@ -286,10 +289,10 @@ pub fn summarize(
             })
     };
     let mut per_device = Vec::new();
+    let listed_keys: Vec<String> = run.listed.axes().into_iter().map(|a| a.name).collect();
     for device in targets {
         for (variant_index, chunk) in run.configs.chunks(per_listed).enumerate() {
             let first = variant_index * per_listed;
-            let listed_keys: Vec<String> = run.listed.axes().into_iter().map(|a| a.name).collect();
             let variant = chunk
                 .first()
                 .map(|c| {
@@ -458,10 +461,8 @@ pub(crate) fn prepare_listed(
             };
             mapped.push((file, device));
         }
-        let files: Vec<crate::config_files::ConfigFile> =
-            mapped.iter().map(|(f, _)| f.clone()).collect();
         let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
-        let spec = spec.with_listed(from_files(&files, &order))?;
+        let spec = spec.with_listed(from_files(mapped.iter().map(|(f, _)| f), &order))?;
         return Ok(Prepared {
             spec,
             targets: fleet,
