@@ -137,16 +137,6 @@ pub enum Limiter {
 }
 
 impl Limiter {
-    /// The kebab-case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Limiter::SharedMemory => "shared-memory",
-            Limiter::Registers => "registers",
-            Limiter::Threads => "threads",
-            Limiter::Blocks => "blocks",
-        }
-    }
-
     /// A short name for table cells.
     pub fn short(self) -> &'static str {
         match self {

@@ -53,15 +53,7 @@ pub enum BinaryFormat {
 }
 
 impl BinaryFormat {
-    /// The name Triton's `kernel.asm` uses for the binary.
-    pub fn asm_key(self) -> &'static str {
-        match self {
-            BinaryFormat::Cubin => "cubin",
-            BinaryFormat::AmdgpuCodeObject => "hsaco",
-        }
-    }
-
-    /// From that name.
+    /// From the name Triton's `kernel.asm` uses for the binary.
     pub fn from_asm_key(key: &str) -> Option<BinaryFormat> {
         match key {
             "cubin" => Some(BinaryFormat::Cubin),
