@@ -26,6 +26,9 @@ pub struct KernelParam {
     /// Listed in `do_not_specialize`.
     #[serde(default)]
     pub do_not_specialize: bool,
+    /// Set by the kernel's `@triton.heuristics` at every launch.
+    #[serde(default)]
+    pub heuristic: bool,
 }
 
 /// Where a job compiles for.
@@ -50,6 +53,9 @@ pub struct JobArg {
     pub value: Option<Value>,
     /// 16-byte aligned pointer.
     pub aligned: bool,
+    /// A host-side tensor descriptor's dtype, shape, strides and block shape.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<spec::Descriptor>,
 }
 
 /// One compile: a config of the sweep for one target arch.
@@ -206,12 +212,17 @@ impl Binder<'_> {
             let value = swept
                 .or_else(|| template.value.clone())
                 .or_else(|| default_value(&ty));
+            let descriptor = template.descriptor.as_ref().map(|d| spec::Descriptor {
+                dtype: spec::fill_placeholders(&d.dtype, config),
+                ..d.clone()
+            });
             args.insert(
                 name.clone(),
                 JobArg {
                     ty,
                     value,
                     aligned: template.aligned,
+                    descriptor,
                 },
             );
         }
@@ -323,7 +334,10 @@ impl Binder<'_> {
             .params
             .iter()
             .filter(|p| {
-                !p.has_default && !args.contains_key(&p.name) && !constexprs.contains_key(&p.name)
+                !p.has_default
+                    && !p.heuristic
+                    && !args.contains_key(&p.name)
+                    && !constexprs.contains_key(&p.name)
             })
             .map(|p| p.name.as_str())
             .collect();

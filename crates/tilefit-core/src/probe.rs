@@ -21,7 +21,7 @@ use crate::resources::{self, BinaryFormat, KernelResources};
 use crate::spec::{Config, ProbeSpec, SpecError, describe_config};
 use crate::toolchain::Toolchain;
 use crate::verdict::{self, CompileStatus, DeviceVerdict, VerdictCode};
-use crate::worker::{Pool, Reply, WorkerCommand, WorkerFault};
+use crate::worker::{Pool, Reply, SourceLocation, WorkerCommand, WorkerFault};
 
 /// Version of the report's JSON shape.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;
@@ -133,6 +133,14 @@ pub struct CompileOutcome {
     /// Why the binary's resources could not be read, when it was sent but is unreadable.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources_error: Option<String>,
+    /// Parameters passed as more than a plain value (dtype constexprs, None, descriptors,
+    /// heuristics, defaults).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passed: BTreeMap<String, Passed>,
+    /// Options this target's backend does not take, left out of its compile (an AMD entry's
+    /// `kpack` on an NVIDIA target).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_options: Vec<String>,
 }
 
 /// What a compile reply means, for callers outside the runner (the protocol fuzzer).
@@ -163,8 +171,36 @@ fn resources_of(reply: &Reply) -> Option<Result<KernelResources, String>> {
 pub struct OutcomeError {
     /// Kebab-case kind.
     pub kind: String,
-    /// The first meaningful line.
+    /// The reason, in one line.
     pub message: String,
+    /// The compiler's whole diagnostic (`at L:C:`, the source excerpt, the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+    /// Where in the kernel's source the compiler stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<SourceLocation>,
+}
+
+impl OutcomeError {
+    /// The reason with its place, in one line: `reason (moe.py:85:21: acc = tl.load(x))`.
+    pub fn one_line(&self) -> String {
+        match &self.location {
+            Some(at) if at.text.is_empty() => format!("{} ({})", self.message, at.short()),
+            Some(at) => format!("{} ({}: {})", self.message, at.short(), at.text),
+            None => self.message.clone(),
+        }
+    }
+}
+
+/// What a launch passed for one parameter where it is more than a plain value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passed {
+    /// `dtype` (a `tl.` dtype constexpr), `none` (a None argument, a constexpr None),
+    /// `tensor-descriptor`, `heuristic` (set by `@triton.heuristics`) or `default` (the
+    /// signature's default).
+    pub how: String,
+    /// The value, as Python would show it.
+    pub value: Value,
 }
 
 impl CompileOutcome {
@@ -217,17 +253,31 @@ impl CompileOutcome {
                         .map(str::to_owned),
                     resources,
                     resources_error,
+                    passed: reply
+                        .body
+                        .get("passed")
+                        .cloned()
+                        .and_then(|p| serde_json::from_value(p).ok())
+                        .unwrap_or_default(),
+                    ignored_options: names("ignored_options"),
                 }
             }
-            Some(error) => CompileOutcome::failure(
-                if error.kind == "unsupported-on-target" {
-                    CompileStatus::UnsupportedOnTarget
-                } else {
-                    CompileStatus::CompileError
-                },
-                &error.kind,
-                &error.message,
-            ),
+            Some(error) => {
+                let mut outcome = CompileOutcome::failure(
+                    if error.kind == "unsupported-on-target" {
+                        CompileStatus::UnsupportedOnTarget
+                    } else {
+                        CompileStatus::CompileError
+                    },
+                    &error.kind,
+                    &error.message,
+                );
+                if let Some(failure) = outcome.error.as_mut() {
+                    failure.diagnostic.clone_from(&error.diagnostic);
+                    failure.location.clone_from(&error.location);
+                }
+                outcome
+            }
         }
     }
 
@@ -243,12 +293,16 @@ impl CompileOutcome {
             error: Some(OutcomeError {
                 kind: kind.to_owned(),
                 message: message.to_owned(),
+                diagnostic: None,
+                location: None,
             }),
             compile_seconds: 0.0,
             binary: None,
             kernel_name: None,
             resources: None,
             resources_error: None,
+            passed: BTreeMap::new(),
+            ignored_options: Vec::new(),
         }
     }
 
@@ -331,6 +385,12 @@ pub struct ProbeResult {
     /// The compile job, kept with binaries so `verify --launch` can launch the same config.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub job: Option<CompileJob>,
+    /// Parameters passed as more than a plain value: what the worker gave the JIT.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passed: BTreeMap<String, Passed>,
+    /// Options this arch's backend does not take, left out of its compile.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_options: Vec<String>,
     /// One verdict per device of this arch.
     pub verdicts: Vec<DeviceVerdict>,
 }
@@ -759,7 +819,7 @@ fn assemble(
 /// a finding about budgets: the spec gives it something it cannot compile (a constexpr of the
 /// wrong type, ...). The shared message, then.
 fn uniform_failure(outcomes: &[Option<(CompileOutcome, bool)>]) -> Option<String> {
-    let messages: Vec<&str> = outcomes
+    let messages: Vec<String> = outcomes
         .iter()
         .flatten()
         .map(|(outcome, _)| {
@@ -767,14 +827,14 @@ fn uniform_failure(outcomes: &[Option<(CompileOutcome, bool)>]) -> Option<String
                 .error
                 .as_ref()
                 .filter(|e| e.kind == "compile-error")
-                .map_or("", |e| e.message.as_str())
+                .map_or(String::new(), OutcomeError::one_line)
         })
         .collect();
-    let first = *messages.first()?;
+    let first = messages.first()?;
     (messages.len() >= 2
         && messages.len() == outcomes.len()
         && !first.is_empty()
-        && messages.iter().all(|m| *m == first))
+        && messages.iter().all(|m| m == first))
     .then(|| format!("the kernel does not compile for any config or target: {first}"))
 }
 
@@ -1078,6 +1138,8 @@ fn result_for(
         resources: outcome.resources.clone(),
         resources_error: outcome.resources_error.clone(),
         job: outcome.binary.is_some().then(|| job.clone()),
+        passed: outcome.passed.clone(),
+        ignored_options: outcome.ignored_options.clone(),
         verdicts,
     }
 }

@@ -26,7 +26,28 @@ pub struct ArgTemplate {
     pub value: Option<Value>,
     /// Whether a pointer is 16-byte aligned at launch (Triton then marks it divisible by 16).
     pub aligned: bool,
+    /// For `type = "tensordesc"`: the host-side `TensorDescriptor` a launch passes.
+    pub descriptor: Option<Descriptor>,
 }
+
+/// A host-side `triton.tools.tensor_descriptor.TensorDescriptor` argument.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Descriptor {
+    /// Element type of the tensor it describes (`bf16`; may hold `{placeholder}`s in a spec).
+    pub dtype: String,
+    /// The tensor's shape.
+    pub shape: Vec<u64>,
+    /// Its strides, in elements (the last must be 1).
+    pub strides: Vec<u64>,
+    /// The block each load reads.
+    pub block_shape: Vec<u64>,
+}
+
+/// The argument type a spec writes for an argument passed as `None` at launch.
+pub const NONE_TYPE: &str = "none";
+
+/// The argument type of a host-side tensor descriptor.
+pub const DESCRIPTOR_TYPE: &str = "tensordesc";
 
 /// One sweep axis: a name and the values it takes, in the order written.
 #[derive(Debug, Clone, PartialEq)]
@@ -592,6 +613,9 @@ pub fn fill_placeholders(template: &str, values: &[(String, Value)]) -> String {
 
 /// Whether a (filled) Triton type string is valid, and if not, the closest valid one.
 pub fn check_type(type_string: &str) -> Result<(), Option<String>> {
+    if type_string == NONE_TYPE || type_string == DESCRIPTOR_TYPE {
+        return Ok(());
+    }
     let element = type_string
         .strip_prefix("*k")
         .or_else(|| type_string.strip_prefix('*'))
@@ -624,17 +648,27 @@ fn arg_template(
     let field = format!("[args].{name}");
     let template = match value {
         toml::Value::String(type_template) => ArgTemplate {
-            type_template: type_template.clone(),
+            type_template: if type_template.eq_ignore_ascii_case(NONE_TYPE) {
+                NONE_TYPE.to_owned()
+            } else {
+                type_template.clone()
+            },
             value: None,
             aligned: true,
+            descriptor: None,
         },
+        toml::Value::Table(table)
+            if table.get("type").and_then(toml::Value::as_str) == Some(DESCRIPTOR_TYPE) =>
+        {
+            return descriptor_template(name, table, axes, field_error);
+        }
         toml::Value::Table(table) => {
             for key in table.keys() {
                 if !["type", "value", "aligned"].contains(&key.as_str()) {
                     return Err(field_error(
                         &format!("{field}.{key}"),
                         "is not a known key".to_owned(),
-                        "an argument table has `type`, `value` and (for pointers) `aligned`"
+                        "an argument table has `type`, `value` and (for pointers) `aligned`; a tensor descriptor has `type = \"tensordesc\"`, `dtype`, `shape`, `strides` and `block_shape`"
                             .to_owned(),
                     ));
                 }
@@ -662,6 +696,7 @@ fn arg_template(
                 type_template: type_template.clone(),
                 value: table.get("value").and_then(scalar),
                 aligned,
+                descriptor: None,
             }
         }
         _ => {
@@ -684,6 +719,100 @@ fn arg_template(
         }
     }
     check_arg_type(name, &template, axes, field_error)?;
+    Ok(template)
+}
+
+/// `a_desc = { type = "tensordesc", dtype = "bf16", shape = [4096, 4096], strides = [4096, 1],
+/// block_shape = [64, 64] }`.
+fn descriptor_template(
+    name: &str,
+    table: &toml::Table,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<ArgTemplate, SpecError> {
+    let field = format!("[args].{name}");
+    let example = format!(
+        "write `{name} = {{ type = \"tensordesc\", dtype = \"bf16\", shape = [4096, 4096], strides = [4096, 1], block_shape = [64, 64] }}`"
+    );
+    for key in table.keys() {
+        if !["type", "dtype", "shape", "strides", "block_shape"].contains(&key.as_str()) {
+            return Err(field_error(
+                &format!("{field}.{key}"),
+                "is not a key of a tensor descriptor".to_owned(),
+                example,
+            ));
+        }
+    }
+    let Some(dtype) = table.get("dtype").and_then(toml::Value::as_str) else {
+        return Err(field_error(
+            &format!("{field}.dtype"),
+            "is missing or not a string".to_owned(),
+            example,
+        ));
+    };
+    let list = |key: &str| -> Result<Vec<u64>, SpecError> {
+        let items = table.get(key).and_then(toml::Value::as_array);
+        items
+            .and_then(|items| {
+                items
+                    .iter()
+                    .map(|v| v.as_integer().and_then(|i| u64::try_from(i).ok()))
+                    .collect::<Option<Vec<u64>>>()
+            })
+            .filter(|v| !v.is_empty())
+            .ok_or_else(|| {
+                field_error(
+                    &format!("{field}.{key}"),
+                    "is missing or not a list of non-negative integers".to_owned(),
+                    example.clone(),
+                )
+            })
+    };
+    let descriptor = Descriptor {
+        dtype: dtype.to_owned(),
+        shape: list("shape")?,
+        strides: list("strides")?,
+        block_shape: list("block_shape")?,
+    };
+    let rank = descriptor.shape.len();
+    if descriptor.strides.len() != rank || descriptor.block_shape.len() != rank {
+        return Err(field_error(
+            &field,
+            format!(
+                "has a shape of rank {rank}, {} strides and a block shape of rank {}",
+                descriptor.strides.len(),
+                descriptor.block_shape.len()
+            ),
+            "give `shape`, `strides` and `block_shape` one entry per dimension".to_owned(),
+        ));
+    }
+    let template = ArgTemplate {
+        type_template: DESCRIPTOR_TYPE.to_owned(),
+        value: None,
+        aligned: true,
+        descriptor: Some(descriptor),
+    };
+    for placeholder in placeholders_in(dtype) {
+        if !axes.contains(&placeholder.as_str()) {
+            return Err(field_error(
+                &format!("{field}.dtype"),
+                format!("uses the placeholder `{{{placeholder}}}`, which is not a [sweep] axis"),
+                format!("add `{placeholder} = [\"bf16\", \"fp8e4nv\"]` to [sweep]"),
+            ));
+        }
+    }
+    if placeholders_in(dtype).is_empty()
+        && let Err(closest) = check_type(dtype)
+    {
+        return Err(field_error(
+            &format!("{field}.dtype"),
+            format!("is the unknown element type `{dtype}`"),
+            closest.map_or_else(
+                || format!("element types are {}", TRITON_DTYPES.join(", ")),
+                |c| format!("did you mean `{c}`?"),
+            ),
+        ));
+    }
     Ok(template)
 }
 
@@ -838,7 +967,11 @@ impl ProbeSpec {
     pub fn placeholders(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for (_, template) in &self.args {
-            for name in placeholders_in(&template.type_template) {
+            let descriptor = template.descriptor.as_ref().map(|d| d.dtype.as_str());
+            for name in placeholders_in(&template.type_template)
+                .into_iter()
+                .chain(descriptor.map(placeholders_in).unwrap_or_default())
+            {
                 if !names.contains(&name) {
                     names.push(name);
                 }

@@ -46,6 +46,36 @@ pub struct ReplyError {
     /// A traceback tail, for `--verbose` and bug reports.
     #[serde(default)]
     pub detail: String,
+    /// The compiler's whole diagnostic: `at L:C:`, the source excerpt with its caret, the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+    /// Where in the kernel's source file the compiler stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<SourceLocation>,
+}
+
+/// A place in a kernel's source file, as the worker computed it from a `CompilationError`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// The source file.
+    pub file: String,
+    /// 1-based line in that file.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+    /// The line's text, trimmed.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl SourceLocation {
+    /// `moe.py:85:21`: the file's name, not its whole path.
+    pub fn short(&self) -> String {
+        let name = std::path::Path::new(&self.file)
+            .file_name()
+            .map_or_else(|| self.file.clone(), |n| n.to_string_lossy().into_owned());
+        format!("{name}:{}:{}", self.line, self.column)
+    }
 }
 
 /// One reply line. The body's fields depend on the request.

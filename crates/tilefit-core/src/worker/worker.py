@@ -171,18 +171,36 @@ def load_function(path, name):
     if fn is None:
         raise JobError("bad-spec", f"{path} has no function `{name}`")
     autotune_configs = None
-    # Unwrap @triton.autotune / @triton.heuristics down to the JITFunction.
+    heuristics = []
+    # Unwrap @triton.autotune / @triton.heuristics down to the JITFunction. Heuristics run
+    # outermost first at a launch, each seeing what the outer ones set.
     while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
         if autotune_configs is None and hasattr(fn, "configs"):
             autotune_configs = fn.configs
+        if isinstance(getattr(fn, "values", None), dict):
+            heuristics.append(fn.values)
         fn = fn.fn
     if not isinstance(fn, JITFunction):
         raise JobError("bad-spec", f"`{name}` in {path} is not a @triton.jit function")
-    return fn, autotune_configs
+    return Kernel(fn, autotune_configs, heuristics)
+
+
+class Kernel:
+    """A loaded kernel: the JITFunction, its autotune list and its heuristics (outermost first)."""
+
+    def __init__(self, fn, autotune_configs, heuristics):
+        self.fn = fn
+        self.autotune_configs = autotune_configs
+        self.heuristics = heuristics
+
+    def heuristic_names(self):
+        return [name for values in self.heuristics for name in values]
 
 
 def inspect_kernel(request):
-    fn, autotune = load_function(request["kernel_file"], request["function"])
+    kernel = load_function(request["kernel_file"], request["function"])
+    fn, autotune = kernel.fn, kernel.autotune_configs
+    heuristic = set(kernel.heuristic_names())
     params = []
     for param in fn.params:
         default = None
@@ -196,6 +214,7 @@ def inspect_kernel(request):
             "default": default,
             "do_not_specialize": bool(param.do_not_specialize),
             "annotation": str(param.annotation) if param.annotation else "",
+            "heuristic": param.name in heuristic,
         })
     return {"params": params, "autotuned": autotune is not None,
             "autotune_configs": None if autotune is None else [autotune_config(c) for c in autotune]}
@@ -233,6 +252,11 @@ def target_of(spec):
 
 def stand_in_argument(name, arg):
     kind = arg["type"]
+    if kind == "none":
+        # Passed as None at launch: the JIT makes it a constexpr None.
+        return None
+    if kind == "tensordesc":
+        return stand_in_descriptor(name, arg)
     if kind.startswith("*"):
         try:
             # Triton's own parser of signature strings: "*bf16", "*fp8e4nv", "*i32", "*k..." (const).
@@ -245,6 +269,67 @@ def stand_in_argument(name, arg):
     return arg["value"]
 
 
+def stand_in_descriptor(name, arg):
+    """A host-side `TensorDescriptor` over a stand-in tensor, built by Triton's own class so its
+    checks (block shape, alignment, contiguity) apply to the spec's values."""
+    try:
+        from triton.tools.tensor_descriptor import TensorDescriptor
+    except ImportError:
+        raise JobError("bad-spec", f"argument `{name}`: Triton {triton.__version__} has no host-side "
+                       "TensorDescriptor (triton.tools.tensor_descriptor)")
+    try:
+        dtype = tl.str_to_ty("*" + arg["dtype"], None).element_ty
+    except Exception:
+        raise JobError("bad-spec", f"argument `{name}`: `{arg.get('dtype')}` is not a Triton element type")
+    base = StandInTensor(dtype, True)
+    try:
+        return TensorDescriptor(base, list(arg["shape"]), list(arg["strides"]), list(arg["block_shape"]))
+    except (AssertionError, ValueError, TypeError) as error:
+        raise JobError("bad-spec", f"argument `{name}`: Triton refuses the descriptor: {error or 'a check failed'}")
+
+
+def constexpr_value(name, value):
+    """A spec constexpr as the launch passes it: `"tl.bfloat16"` is the Triton dtype object."""
+    if isinstance(value, str) and value.startswith("tl."):
+        dtype = getattr(tl, value[3:], None)
+        if not isinstance(dtype, tl.dtype):
+            raise JobError("bad-spec", f"constexpr `{name}`: `{value}` is not a Triton dtype "
+                           "(e.g. tl.bfloat16, tl.float16, tl.float8e4nv)")
+        return dtype
+    return value
+
+
+def describe_passed(value):
+    """What a launch value was, for the report: `tl.bfloat16`, `None`, `TensorDescriptor(...)`."""
+    if value is None:
+        return "None"
+    if isinstance(value, tl.dtype):
+        return f"tl.{value}" if not hasattr(value, "name") else f"tl.{value.name}"
+    if type(value).__name__ == "TensorDescriptor":
+        return (f"TensorDescriptor({value.base.dtype}, shape={list(value.shape)}, strides={list(value.strides)}, "
+                f"block_shape={list(value.block_shape)})")
+    if isinstance(value, StandInTensor):
+        return f"tensor({value.dtype})"
+    return value
+
+
+def apply_heuristics(kernel, arguments, given):
+    """Evaluate `@triton.heuristics` the way `Heuristics.run` does at a launch, on the spec's values.
+    A value the spec gives itself wins (and is reported as given). Returns the names it set."""
+    set_by = []
+    for values in kernel.heuristics:
+        for name, heuristic in values.items():
+            if name in given:
+                continue
+            try:
+                arguments[name] = heuristic(dict(arguments))
+            except Exception as error:
+                raise JobError("bad-spec", f"the @triton.heuristics value for `{name}` fails on the spec's "
+                               f"values ({type(error).__name__}: {error}): give `{name}` in [constexprs]")
+            set_by.append(name)
+    return set_by
+
+
 def pack(fn, backend, kwargs, bound, specialization, options):
     if hasattr(fn, "_pack_args"):
         return fn._pack_args(backend, kwargs, bound, specialization, options)
@@ -252,14 +337,25 @@ def pack(fn, backend, kwargs, bound, specialization, options):
                    "tilefit reproduces the JIT's specialization with Triton 3.6 and later")
 
 
+def backend_options(backend, options):
+    """Split options into those this backend takes and the others (an AMD entry's `kpack` or
+    `waves_per_eu` on an NVIDIA target): the JIT would refuse the others by name."""
+    known = set(backend.parse_options({}).__dict__)
+    taken = {k: v for k, v in options.items() if k in known}
+    return taken, sorted(k for k in options if k not in known)
+
+
 def compile_job(request):
-    fn, _ = load_function(request["kernel_file"], request["function"])
+    kernel_info = load_function(request["kernel_file"], request["function"])
+    fn = kernel_info.fn
     target = target_of(request["target"])
     backend = make_backend(target)
     started = time.perf_counter()
     arguments = {name: stand_in_argument(name, arg) for name, arg in request["args"].items()}
-    arguments.update(request["constexprs"])
-    options = dict(request["options"])
+    given = dict(request["constexprs"])
+    arguments.update({name: constexpr_value(name, value) for name, value in given.items()})
+    heuristic_names = apply_heuristics(kernel_info, arguments, set(given) | set(request["args"]))
+    options, ignored_options = backend_options(backend, dict(request["options"]))
     options.setdefault("debug", bool(getattr(fn, "debug", False)))
     known = {p.name for p in fn.params}
     missing = [p.name for p in fn.params if p.name not in arguments and not p.has_default]
@@ -268,6 +364,11 @@ def compile_job(request):
     unknown = [name for name in arguments if name not in known]
     if unknown:
         raise JobError("bad-spec", "the kernel has no parameter " + ", ".join(f"`{u}`" for u in unknown))
+    # Heuristics may set names the kernel does not take (Triton passes them on and the binder
+    # ignores them only if they are options); keep the kernel's own parameters.
+    for name in heuristic_names:
+        if name not in known:
+            arguments.pop(name, None)
     binder = create_function_from_signature(fn.signature, fn.params, backend)
     try:
         bound, specialization, binder_options = binder(**arguments, **options)
@@ -289,6 +390,8 @@ def compile_job(request):
     return {
         **keep_binary(request, kernel),
         **binary_resources(request, kernel, log),
+        "passed": passed_values(fn, arguments, request, heuristic_names),
+        "ignored_options": ignored_options,
         "shared": int(metadata.shared),
         "num_warps": int(packed_options.num_warps),
         "num_stages": int(packed_options.num_stages),
@@ -298,6 +401,30 @@ def compile_job(request):
         "specialized_to_1": constant_ones,
         "timings": {"specialize_s": specialized - started, "compile_s": compiled - specialized},
     }
+
+
+def passed_values(fn, arguments, request, heuristic_names):
+    """What the launch passed where it is more than a plain value: dtype constexprs, None
+    arguments, tensor descriptors, heuristics' values and signature defaults."""
+    passed = {}
+    for param in fn.params:
+        name = param.name
+        if name not in arguments:
+            if param.has_default:
+                default = param.default
+                passed[name] = {"how": "default", "value": _plain(describe_passed(getattr(default, "value", default)))}
+            continue
+        value = arguments[name]
+        if name in heuristic_names:
+            passed[name] = {"how": "heuristic", "value": _plain(describe_passed(value))}
+        elif value is None:
+            passed[name] = {"how": "none", "value": "None"}
+        elif isinstance(value, tl.dtype):
+            written = request["constexprs"].get(name)
+            passed[name] = {"how": "dtype", "value": written if isinstance(written, str) else describe_passed(value)}
+        elif type(value).__name__ == "TensorDescriptor":
+            passed[name] = {"how": "tensor-descriptor", "value": describe_passed(value)}
+    return passed
 
 
 class CompileFailed(Exception):
@@ -463,10 +590,21 @@ def launch_job(request):
         raise JobError("toolchain", "launching needs torch in this Python")
     if not torch.cuda.is_available():
         raise JobError("toolchain", "launching needs a GPU torch can see")
-    fn, _ = load_function(request["kernel_file"], request["function"])
+    fn = load_function(request["kernel_file"], request["function"]).fn
     arguments = {}
     for name, arg in request["args"].items():
-        if arg["type"].startswith("*"):
+        if arg["type"] == "none":
+            arguments[name] = None
+        elif arg["type"] == "tensordesc":
+            from triton.tools.tensor_descriptor import TensorDescriptor
+            torch_dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
+                                          "fp8e4nv": "float8_e4m3fn", "fp8e5": "float8_e5m2"}.get(arg["dtype"], "uint8"))
+            numel = 1
+            for extent in arg["shape"]:
+                numel *= int(extent)
+            base = torch.zeros(numel, dtype=torch_dtype, device="cuda")
+            arguments[name] = TensorDescriptor(base, list(arg["shape"]), list(arg["strides"]), list(arg["block_shape"]))
+        elif arg["type"].startswith("*"):
             dtype = tl.str_to_ty(arg["type"], None).element_ty
             raw = torch.zeros(int(request["buffer_bytes"]), dtype=torch.uint8, device="cuda")
             torch_dtype = getattr(torch, {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32",
@@ -476,7 +614,7 @@ def launch_job(request):
             arguments[name] = raw.view(torch_dtype)
         else:
             arguments[name] = arg.get("value", 1.0)
-    arguments.update(request["constexprs"])
+    arguments.update({name: constexpr_value(name, value) for name, value in request["constexprs"].items()})
     grid = tuple(request.get("grid") or (1,))
     try:
         compiled = fn[grid](**arguments, **request["options"])
@@ -523,8 +661,47 @@ def first_line(lines):
     return lines[0] if lines else ""
 
 
+def source_location(error):
+    """`file.py:LINE:COL` of a CompilationError: its node's line is counted from the `def` line of
+    the JIT function whose source it carries, so find that function among the loaded modules."""
+    node = getattr(error, "node", None)
+    src = getattr(error, "src", None)
+    if node is None or src is None or not hasattr(node, "lineno"):
+        return None
+    for module in list(_modules.values()):
+        for value in vars(module).values():
+            while not isinstance(value, JITFunction) and hasattr(value, "fn"):
+                value = value.fn
+            if isinstance(value, JITFunction) and getattr(value, "src", None) == src:
+                raw = "".join(getattr(value, "raw_src", []) or [])
+                before_def = 0
+                for line in raw.splitlines():
+                    if line.lstrip().startswith("def "):
+                        break
+                    before_def += 1
+                line = value.starting_line_number + before_def + node.lineno - 1
+                code = getattr(value.fn, "__code__", None)
+                path = code.co_filename if code is not None else "?"
+                src_lines = src.split("\n")
+                text = src_lines[node.lineno - 1].strip() if 0 < node.lineno <= len(src_lines) else ""
+                return {"file": path, "line": line, "column": node.col_offset + 1, "text": text}
+    return None
+
+
+def compilation_errors(error):
+    """The chain of CompilationErrors, outermost first (a call into a JIT helper nests them)."""
+    chain = []
+    seen = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        if type(error).__name__ in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"):
+            chain.append(error)
+        error = error.__cause__ or error.__context__
+    return chain
+
+
 def classify(error):
-    """(kind, first meaningful line, detail) for a compile failure."""
+    """(kind, one-line reason, traceback, the compiler's whole diagnostic, source location)."""
     detail = traceback.format_exc()
     diagnostic = ""
     if isinstance(error, CompileFailed):
@@ -543,7 +720,27 @@ def classify(error):
         first = f"{first}: {diagnostic}"
     lowered = (text + " " + diagnostic).lower()
     kind = "unsupported-on-target" if any(marker in lowered for marker in UNSUPPORTED_MARKERS) else "compile-error"
-    return kind, first[:500], detail[-4000:]
+    chain = compilation_errors(error)
+    location = None
+    for compilation_error in reversed(chain):  # the innermost names the line that failed
+        location = source_location(compilation_error)
+        if location:
+            break
+    whole = "\n\n".join(str(e) for e in chain) if chain else text
+    if diagnostic and diagnostic not in whole:
+        whole = f"{whole}\n{diagnostic}"
+    if chain:
+        # The reason is the innermost error's own message, not the "at 13:18:" header.
+        inner = chain[-1]
+        reason_lines = [l.strip() for l in str(getattr(inner, "error_message", "") or "").splitlines() if l.strip()]
+        cause = inner.__cause__
+        if not reason_lines and cause is not None:
+            reason_lines = [l.strip() for l in str(cause).splitlines() if l.strip()]
+        if reason_lines:
+            first = reason_lines[-1] if reason_lines[0].startswith("at ") else reason_lines[0]
+            if diagnostic and diagnostic not in first:
+                first = f"{first}: {diagnostic}"
+    return kind, first[:500], detail[-4000:], whole[-16000:], location
 
 
 def serve():
@@ -585,8 +782,9 @@ def serve():
             reply.update({"status": "error", "error": {"kind": error.kind, "message": error.message,
                                                        "detail": error.detail}})
         except Exception as error:
-            kind, message, detail = classify(error)
-            reply.update({"status": "error", "error": {"kind": kind, "message": message, "detail": detail}})
+            kind, message, detail, diagnostic, location = classify(error)
+            reply.update({"status": "error", "error": {"kind": kind, "message": message, "detail": detail,
+                                                       "diagnostic": diagnostic, "location": location}})
         send(reply)
 
 
