@@ -1,11 +1,19 @@
-//! Per-device kernel config files, in the shape vLLM and SGLang ship for their fused MoE kernel:
-//! one JSON file per device and shape, named like
-//! `E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json`, mapping a batch size to a config
-//! (`{"BLOCK_SIZE_M": 64, ..., "num_warps": 4, "num_stages": 3}`). Each file is mapped to the
-//! device its name says, the way the engines do it (the device name with spaces as underscores);
-//! a name tilefit cannot resolve is reported, because an engine silently falls back to default
-//! configs there. A file that is not valid JSON, or not in that shape, is reported and skipped;
-//! the other files are still read.
+//! Per-device kernel config files, as vLLM and SGLang ship them for their fused MoE kernel: one
+//! JSON file per device, shape and variant, named like
+//! `E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8,block_shape=[128,128].json`,
+//! mapping a batch size to a config (`{"BLOCK_SIZE_M": 64, ..., "num_warps": 4}`).
+//!
+//! What is read here, the way the engines write it:
+//! - the name's parts: the device (underscores as spaces, as `get_device_name().replace(" ", "_")`
+//!   writes it), the shape (`E=`, `N=`), and the variant parts (`dtype=`, `block_shape=[..]`,
+//!   `per_channel_quant=True`, SGLang's `_down` suffix) that select a kernel variant;
+//! - the contents: batch-size entries, and metadata such as `"triton_version": "3.5.0"`, which is
+//!   not an entry;
+//! - the folder: recursive globs (`configs/**/*.json`) and SGLang's `triton_3_4_0/` folders, whose
+//!   name records the Triton the files were tuned with.
+//!
+//! A file that is not valid JSON, or an entry that is not a config, is one listed problem; the
+//! other files and entries are still read. Nothing here compiles or judges.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,17 +28,36 @@ use crate::device::{DeviceTable, LookupError};
 pub struct ConfigFile {
     /// Where it is.
     pub path: PathBuf,
-    /// Its file name.
+    /// Its name as reports show it: the path below the pattern's fixed folder
+    /// (`triton_3_4_0/E=8,...json`), or the file name.
     pub name: String,
     /// The `device_name=` part of the name, underscores read as spaces.
     pub device_name: Option<String>,
     /// The device that name resolves to (the table's canonical name), or why none.
     pub device: Result<String, String>,
-    /// Key (a batch size, as written) -> config, in file order.
+    /// The name is a known GPU of a backend tilefit does not compile for (an Intel XPU): the
+    /// file maps to a device, but is not judged.
+    pub unsupported: Option<String>,
+    /// The variant parts of the name, in the order written (`dtype=fp8_w8a8`,
+    /// `block_shape=[128,128]`, `down`); empty for the plain kernel.
+    pub variant_parts: Vec<String>,
+    /// The Triton version the file was tuned with, from its `triton_version` key or its
+    /// `triton_X_Y_Z` folder.
+    pub tuned_with: Option<String>,
+    /// Keys that are metadata, not entries (`triton_version`), with their values.
+    pub metadata: Vec<(String, Value)>,
+    /// Key (a batch size, as written) -> config, in numeric order.
     pub entries: Vec<(String, BTreeMap<String, Value>)>,
 }
 
-/// A file that matched but could not be used.
+impl ConfigFile {
+    /// The variant as one label: `dtype=fp8_w8a8,block_shape=[128,128]`, or empty.
+    pub fn variant(&self) -> String {
+        self.variant_parts.join(",")
+    }
+}
+
+/// A file, or one entry of a file, that matched but could not be used.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileProblem {
     /// The file.
@@ -78,47 +105,157 @@ fn glob_match(pattern: &str, name: &str) -> bool {
     p[pi..].iter().all(|&c| c == '*')
 }
 
-/// The files a pattern names: a path whose last part may hold `*` and `?`, or a folder (all its
-/// `.json` files), in name order.
-pub fn matching(pattern: &Path) -> Result<Vec<PathBuf>, ConfigFilesError> {
-    let (folder, glob) = if pattern.is_dir() {
-        (pattern.to_path_buf(), "*.json".to_owned())
+fn has_wildcard(part: &str) -> bool {
+    part.contains(['*', '?'])
+}
+
+/// The files a pattern names, in path order: a path whose parts may hold `*` and `?`, with `**`
+/// for any depth of folders (`configs/**/*.json`, `configs/triton_*/*.json`), or a folder (every
+/// `.json` file below it, at any depth). Returns the folder reports name files relative to.
+pub fn matching(pattern: &Path) -> Result<(PathBuf, Vec<PathBuf>), ConfigFilesError> {
+    let pattern = if pattern.is_dir() {
+        pattern.join("**").join("*.json")
     } else {
-        (
-            pattern
-                .parent()
-                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-            pattern
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default(),
-        )
+        pattern.to_path_buf()
     };
-    let entries = std::fs::read_dir(&folder).map_err(|e| ConfigFilesError::Folder {
-        folder: folder.display().to_string(),
+    let parts: Vec<String> = pattern
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    let fixed = parts.iter().take_while(|p| !has_wildcard(p)).count();
+    // The last part is the file name: a pattern without wildcards names one file.
+    let fixed = fixed.min(parts.len().saturating_sub(1));
+    let root: PathBuf = parts[..fixed].iter().collect();
+    let root = if root.as_os_str().is_empty() {
+        PathBuf::from(".")
+    } else {
+        root
+    };
+    std::fs::read_dir(&root).map_err(|e| ConfigFilesError::Folder {
+        folder: root.display().to_string(),
         reason: e.to_string(),
     })?;
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().is_file())
-        .filter(|e| glob_match(&glob, &e.file_name().to_string_lossy()))
-        .map(|e| e.path())
-        .collect();
+    let mut files = Vec::new();
+    walk(&root, &parts[fixed..], &mut files);
     files.sort();
+    files.dedup();
     if files.is_empty() {
         return Err(ConfigFilesError::NoMatch(pattern.display().to_string()));
     }
-    Ok(files)
+    Ok((root, files))
+}
+
+/// Collect the files under `folder` that match the remaining pattern parts.
+fn walk(folder: &Path, rest: &[String], found: &mut Vec<PathBuf>) {
+    let Some((first, rest_after)) = rest.split_first() else {
+        return;
+    };
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
+    entries.sort_by_key(std::fs::DirEntry::file_name);
+    if first == "**" {
+        // Zero folders, then each sub-folder with `**` still in front.
+        walk(folder, rest_after, found);
+        for entry in &entries {
+            if entry.path().is_dir() {
+                walk(&entry.path(), rest, found);
+            }
+        }
+        return;
+    }
+    for entry in entries {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !glob_match(first, &name) {
+            continue;
+        }
+        let path = entry.path();
+        if rest_after.is_empty() {
+            if path.is_file() {
+                found.push(path);
+            }
+        } else if path.is_dir() {
+            walk(&path, rest_after, found);
+        }
+    }
+}
+
+/// What a config file's name says.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct NameParts {
+    /// `device_name=`, underscores read as spaces.
+    pub device_name: Option<String>,
+    /// `E=`, `N=` and the like: the shape the configs were tuned for.
+    pub shape: Vec<(String, String)>,
+    /// Everything else: the variant (`dtype=fp8_w8a8`, `block_shape=[128,128]`, `down`).
+    pub variant: Vec<String>,
+}
+
+/// Name parts that give the shape rather than a kernel variant.
+const SHAPE_KEYS: &[&str] = &["E", "N", "K", "M"];
+
+/// Split a file name the way the engines build it: `,`-separated `key=value` parts, where a
+/// value may be a list (`block_shape=[128, 128]`, with or without the space), and SGLang's `_down`
+/// suffix marks the down-projection configs. `block_shape=[128, 128]` and `[128,128]` are the
+/// same part.
+pub fn parse_name(file_name: &str) -> NameParts {
+    let mut stem = file_name.strip_suffix(".json").unwrap_or(file_name);
+    let mut down = false;
+    if let Some(rest) = stem.strip_suffix("_down") {
+        stem = rest;
+        down = true;
+    }
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0usize);
+    for (i, c) in stem.char_indices() {
+        match c {
+            '[' | '(' => depth += 1,
+            ']' | ')' => depth -= 1,
+            ',' if depth <= 0 => {
+                parts.push(&stem[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&stem[start..]);
+    let mut name = NameParts::default();
+    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        match part.split_once('=') {
+            Some(("device_name", device)) => {
+                let device = device.replace('_', " ").trim().to_owned();
+                if !device.is_empty() {
+                    name.device_name = Some(device);
+                }
+            }
+            Some((key, value)) if SHAPE_KEYS.contains(&key) => {
+                name.shape.push((key.to_owned(), value.to_owned()));
+            }
+            _ => name.variant.push(part.replace(' ', "")),
+        }
+    }
+    if down {
+        name.variant.push("down".to_owned());
+    }
+    name
 }
 
 /// The device name a file name carries: `device_name=NVIDIA_H100_80GB_HBM3` ->
-/// `NVIDIA H100 80GB HBM3` (vLLM writes `get_device_name().replace(" ", "_")`).
+/// `NVIDIA H100 80GB HBM3`.
 pub fn device_name_of(file_name: &str) -> Option<String> {
-    let stem = file_name.strip_suffix(".json").unwrap_or(file_name);
-    stem.split(',')
-        .find_map(|part| part.strip_prefix("device_name="))
-        .map(|name| name.replace('_', " ").trim().to_owned())
-        .filter(|name| !name.is_empty())
+    parse_name(file_name).device_name
+}
+
+/// `triton_3_4_0` -> `3.4.0`: SGLang's folder per tuning Triton.
+fn version_of_folder(folder: &str) -> Option<String> {
+    let version = folder.strip_prefix("triton_")?;
+    let parts: Vec<&str> = version.split('_').collect();
+    (parts.len() >= 2
+        && parts
+            .iter()
+            .all(|p| p.chars().all(|c| c.is_ascii_digit()) && !p.is_empty()))
+    .then(|| parts.join("."))
 }
 
 /// Why a device name did not resolve, with the table's closest names.
@@ -134,8 +271,14 @@ fn unresolved(name: &str, error: &LookupError) -> String {
     }
 }
 
-/// Read one file: its entries, or what is wrong with it.
-fn read_one(path: &Path, table: &DeviceTable) -> Result<ConfigFile, FileProblem> {
+/// Read one file: its entries and metadata, or what is wrong with it; entries that are not
+/// configs are problems of their own, and the file's other entries are kept.
+fn read_one(
+    path: &Path,
+    root: &Path,
+    table: &DeviceTable,
+    problems: &mut Vec<FileProblem>,
+) -> Result<ConfigFile, FileProblem> {
     let problem = |problem: String| FileProblem {
         path: path.to_path_buf(),
         problem,
@@ -150,19 +293,21 @@ fn read_one(path: &Path, table: &DeviceTable) -> Result<ConfigFile, FileProblem>
         ));
     };
     let mut entries = Vec::new();
+    let mut metadata = Vec::new();
     for (key, config) in map {
         let Value::Object(config) = config else {
-            return Err(problem(format!(
-                "maps `{key}` to `{config}`, not to a config object"
-            )));
+            // `"triton_version": "3.5.0"` and the like describe the file; they are not entries.
+            metadata.push((key, config));
+            continue;
         };
         if let Some((name, value)) = config
             .iter()
-            .find(|(_, v)| !(v.is_number() || v.is_boolean() || v.is_string()))
+            .find(|(_, v)| !(v.is_number() || v.is_boolean() || v.is_string() || v.is_null()))
         {
-            return Err(problem(format!(
-                "`{key}`.`{name}` is `{value}`: config values are numbers, booleans or strings"
+            problems.push(problem(format!(
+                "entry `{key}` is left out: `{name}` is `{value}`, and config values are numbers, booleans or strings"
             )));
+            continue;
         }
         entries.push((key, config.into_iter().collect()));
     }
@@ -171,36 +316,61 @@ fn read_one(path: &Path, table: &DeviceTable) -> Result<ConfigFile, FileProblem>
     }
     // Batch sizes in numeric order (JSON objects come back sorted as text).
     entries.sort_by_key(|(key, _)| (key.parse::<u64>().unwrap_or(u64::MAX), key.clone()));
-    let name = path
+    let relative = path.strip_prefix(root).unwrap_or(path);
+    let name = relative.display().to_string();
+    let file_name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let device_name = device_name_of(&name);
-    let device = match &device_name {
+    let parts = parse_name(&file_name);
+    let tuned_with = metadata
+        .iter()
+        .find(|(k, _)| k == "triton_version")
+        .and_then(|(_, v)| v.as_str().map(str::to_owned))
+        .or_else(|| {
+            relative
+                .parent()
+                .into_iter()
+                .flat_map(Path::components)
+                .filter_map(|c| version_of_folder(&c.as_os_str().to_string_lossy()))
+                .next_back()
+        });
+    let mut unsupported = None;
+    let device = match &parts.device_name {
         None => Err("the file name has no `device_name=` part, so no device loads it".to_owned()),
-        Some(device_name) => table
-            .resolve(device_name)
-            .map(|r| r.display_name().to_owned())
-            .map_err(|e| unresolved(device_name, &e)),
+        Some(device_name) => match table.resolve(device_name) {
+            Ok(resolved) => Ok(resolved.display_name().to_owned()),
+            Err(error @ LookupError::Unsupported { .. }) => {
+                unsupported = Some(error.to_string());
+                Err(error.to_string())
+            }
+            Err(error) => Err(unresolved(device_name, &error)),
+        },
     };
     Ok(ConfigFile {
         path: path.to_path_buf(),
         name,
-        device_name,
+        device_name: parts.device_name,
         device,
+        unsupported,
+        variant_parts: parts.variant,
+        tuned_with,
+        metadata,
         entries,
     })
 }
 
-/// Read every file the pattern matches: the usable ones, and the problems of the others.
+/// Read every file the pattern matches: the usable ones, and the problems of the others (and of
+/// entries left out of usable ones).
 pub fn read(
     pattern: &Path,
     table: &DeviceTable,
 ) -> Result<(Vec<ConfigFile>, Vec<FileProblem>), ConfigFilesError> {
     let mut files = Vec::new();
     let mut problems = Vec::new();
-    for path in matching(pattern)? {
-        match read_one(&path, table) {
+    let (root, paths) = matching(pattern)?;
+    for path in paths {
+        match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),
             Err(problem) => problems.push(problem),
         }
@@ -231,5 +401,32 @@ mod tests {
             Some("NVIDIA GeForce RTX 4090")
         );
         assert_eq!(device_name_of("E=8,N=14336.json"), None);
+    }
+
+    #[test]
+    fn names_split_into_device_shape_and_variant() {
+        let name = parse_name(
+            "E=256,N=256,device_name=NVIDIA_H20-3e,dtype=fp8_w8a8,block_shape=[128, 128]_down.json",
+        );
+        assert_eq!(name.device_name.as_deref(), Some("NVIDIA H20-3e"));
+        assert_eq!(
+            name.shape,
+            [("E".into(), "256".into()), ("N".into(), "256".into())]
+        );
+        assert_eq!(
+            name.variant,
+            ["dtype=fp8_w8a8", "block_shape=[128,128]", "down"]
+        );
+        let plain = parse_name("E=8,N=7168,device_name=NVIDIA_H200_down.json");
+        assert_eq!(plain.device_name.as_deref(), Some("NVIDIA H200"));
+        assert_eq!(plain.variant, ["down"]);
+        assert_eq!(
+            parse_name("E=64,N=896,device_name=Intel(R)_Arc(TM)_Pro_B60_Graphics.json")
+                .device_name
+                .as_deref(),
+            Some("Intel(R) Arc(TM) Pro B60 Graphics")
+        );
+        assert_eq!(version_of_folder("triton_3_4_0").as_deref(), Some("3.4.0"));
+        assert_eq!(version_of_folder("triton_utils"), None);
     }
 }

@@ -110,7 +110,30 @@ pub fn bind(
     params: &[KernelParam],
     config: &Config,
 ) -> Result<BoundConfig, SpecError> {
-    let binder = Binder { spec, params };
+    // A config file's variant changes arguments and constexprs ([files.variants]).
+    let variants = spec.variant_of(config);
+    let mut arg_templates = spec.args.clone();
+    let mut fixed = spec.constexprs.clone();
+    for variant in &variants {
+        for (name, template) in &variant.args {
+            match arg_templates.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = template.clone(),
+                None => arg_templates.push((name.clone(), template.clone())),
+            }
+        }
+        for (name, value) in &variant.constexprs {
+            match fixed.iter_mut().find(|(n, _)| n == name) {
+                Some(slot) => slot.1 = value.clone(),
+                None => fixed.push((name.clone(), value.clone())),
+            }
+        }
+    }
+    let binder = Binder {
+        spec,
+        params,
+        arg_templates: &arg_templates,
+        fixed: &fixed,
+    };
     let args = binder.args(config)?;
     let mut constexprs = binder.constexprs()?;
     let options = binder.axes(config, &args, &mut constexprs)?;
@@ -126,6 +149,10 @@ pub fn bind(
 struct Binder<'a> {
     spec: &'a ProbeSpec,
     params: &'a [KernelParam],
+    /// [args], with the config's variant applied.
+    arg_templates: &'a [(String, spec::ArgTemplate)],
+    /// [constexprs], with the config's variant applied.
+    fixed: &'a [(String, Value)],
 }
 
 impl Binder<'_> {
@@ -179,7 +206,7 @@ impl Binder<'_> {
     /// [args]: non-constexpr parameters, types with placeholders filled from the config.
     fn args(&self, config: &Config) -> Result<BTreeMap<String, JobArg>, SpecError> {
         let mut args = BTreeMap::new();
-        for (name, template) in &self.spec.args {
+        for (name, template) in self.arg_templates {
             match self.param(name) {
                 None => return Err(self.not_a_param(format!("[args].{name}"), name)),
                 Some(p) if p.constexpr => {
@@ -232,7 +259,7 @@ impl Binder<'_> {
     /// [constexprs]: constexpr parameters only.
     fn constexprs(&self) -> Result<BTreeMap<String, Value>, SpecError> {
         let mut constexprs = BTreeMap::new();
-        for (name, value) in &self.spec.constexprs {
+        for (name, value) in self.fixed {
             let field = format!("[constexprs].{name}");
             match self.param(name) {
                 Some(p) if p.constexpr => {
@@ -288,7 +315,9 @@ impl Binder<'_> {
         let placeholders = self.spec.placeholders();
         let mut options: BTreeMap<String, Value> = self.spec.options.iter().cloned().collect();
         for (name, value) in config {
-            if placeholders.contains(name) {
+            if placeholders.contains(name)
+                || (name == spec::VARIANT_KEY && !self.spec.files.variants.is_empty())
+            {
                 continue;
             }
             match self.param(name) {

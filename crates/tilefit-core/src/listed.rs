@@ -13,8 +13,10 @@ use serde_json::Value;
 
 use crate::config_files::{ConfigFile, FileProblem};
 use crate::device::DeviceTable;
-use crate::probe::{KernelInterface, ProbeError, ProbeResult, TargetDevice};
-use crate::spec::{Config, ListKind, ListedConfig, ListedConfigs, OPTION_AXES};
+use crate::probe::{KernelInterface, OutcomeError, ProbeError, ProbeResult, TargetDevice};
+use crate::spec::{
+    Config, EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, VARIANT_KEY,
+};
 use crate::spec::{ProbeSpec, SpecError};
 use crate::verdict::VerdictCode;
 
@@ -125,6 +127,7 @@ pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String
             None => listed.push(ListedConfig {
                 values,
                 origins: vec![origin],
+                archs: None,
             }),
         }
     }
@@ -134,15 +137,129 @@ pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String
     })
 }
 
+/// A config file as the sweep uses it: its device in the fleet, the kernel variant its name
+/// selects, and each entry as the engine's launcher would pass it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PreparedFile {
+    /// The file as read.
+    pub file: ConfigFile,
+    /// The fleet device it maps to.
+    pub device: Option<TargetDevice>,
+    /// The variant label (`dtype=fp8_w8a8`; empty for the plain kernel), or why the spec does
+    /// not describe its variant (then it is not judged).
+    pub variant: Result<String, String>,
+    /// Its entries after the launcher's edits: key, values, what was edited.
+    pub entries: Vec<(String, Config, Vec<String>)>,
+}
+
+/// The file's variant label, when the spec's `[files.variants]` describe every part of it.
+fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
+    let parts = &file.variant_parts;
+    if parts.is_empty() {
+        return Ok(String::new());
+    }
+    let covered: Vec<&String> = spec
+        .files
+        .variants
+        .iter()
+        .filter(|v| v.parts.iter().all(|p| parts.contains(p)))
+        .flat_map(|v| v.parts.iter())
+        .collect();
+    let missing: Vec<&String> = parts.iter().filter(|p| !covered.contains(p)).collect();
+    if missing.is_empty() {
+        Ok(file.variant())
+    } else {
+        Err(format!(
+            "its name's {} {} {} no kernel variant in [files.variants]",
+            if missing.len() == 1 { "part" } else { "parts" },
+            missing
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", "),
+            if missing.len() == 1 { "has" } else { "have" },
+        ))
+    }
+}
+
+/// Apply the launcher's edits to one entry: `force` sets, `at_most` clamps. Returns what changed.
+fn edit_entry(values: &mut Config, edits: &[&EntryEdits]) -> Vec<String> {
+    let mut changed = Vec::new();
+    for edit in edits {
+        for (name, forced) in &edit.force {
+            match values.iter_mut().find(|(k, _)| k == name) {
+                Some(slot) if slot.1 != *forced => {
+                    changed.push(format!("{name} {} -> {forced} (forced)", slot.1));
+                    slot.1 = forced.clone();
+                }
+                Some(_) => {}
+                None => values.push((name.clone(), forced.clone())),
+            }
+        }
+        for (name, limit) in &edit.at_most {
+            if let Some(slot) = values.iter_mut().find(|(k, _)| k == name)
+                && let (Some(value), Some(bound)) = (slot.1.as_f64(), limit.as_f64())
+                && value > bound
+            {
+                changed.push(format!("{name} {} -> {limit} (at most)", slot.1));
+                slot.1 = limit.clone();
+            }
+        }
+    }
+    changed
+}
+
+/// Prepare every file: variant, edits, device.
+pub fn prepare_files(
+    spec: &ProbeSpec,
+    files: Vec<(ConfigFile, Option<TargetDevice>)>,
+) -> Vec<PreparedFile> {
+    files
+        .into_iter()
+        .map(|(file, device)| {
+            let variant = describe_variant(spec, &file);
+            let mut edits: Vec<&EntryEdits> = vec![&spec.files.edits];
+            if let Ok(label) = &variant {
+                let probe = vec![(VARIANT_KEY.to_owned(), Value::from(label.as_str()))];
+                edits.extend(spec.variant_of(&probe).into_iter().map(|v| &v.edits));
+            }
+            let entries = file
+                .entries
+                .iter()
+                .map(|(key, config)| {
+                    let mut values: Config =
+                        config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+                    let changed = edit_entry(&mut values, &edits);
+                    (key.clone(), values, changed)
+                })
+                .collect();
+            PreparedFile {
+                file,
+                device,
+                variant,
+                entries,
+            }
+        })
+        .collect()
+}
+
 /// The config files' entries as listed configs: kernel meta-parameters first in the kernel's
 /// parameter order (`param_order`), options (`num_warps`, `num_stages`, ...) after, each distinct
-/// config once with every place it appears.
-pub fn from_files<'a>(
-    files: impl IntoIterator<Item = &'a ConfigFile>,
+/// (config, variant) once with every place it appears. With `[files.variants]`, the variant is
+/// the first value (`variant`). Each is compiled for its files' devices and for the fleet's
+/// (`fleet`) archs of the same backend; files of a variant the spec does not describe are left
+/// out.
+pub fn from_files(
+    files: &[PreparedFile],
     param_order: &[String],
+    with_variants: bool,
+    fleet: &[TargetDevice],
 ) -> ListedConfigs {
     let rank = |key: &str| {
-        param_order
+        if key == VARIANT_KEY && with_variants {
+            return 0;
+        }
+        1 + param_order
             .iter()
             .position(|p| p == key)
             .or_else(|| {
@@ -154,17 +271,57 @@ pub fn from_files<'a>(
             .unwrap_or(param_order.len())
     };
     let mut listed: Vec<ListedConfig> = Vec::new();
-    for file in files {
-        for (key, config) in &file.entries {
-            let mut values: Config = config.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+    for prepared in files {
+        let Ok(label) = &prepared.variant else {
+            continue;
+        };
+        if prepared.file.unsupported.is_some() {
+            continue;
+        }
+        let archs: Vec<String> = match &prepared.device {
+            Some(device) => std::iter::once(device.arch.clone())
+                .chain(
+                    fleet
+                        .iter()
+                        .filter(|d| d.backend == device.backend)
+                        .map(|d| d.arch.clone()),
+                )
+                .collect(),
+            None => fleet.iter().map(|d| d.arch.clone()).collect(),
+        };
+        for (key, entry, _) in &prepared.entries {
+            let mut values = entry.clone();
+            if with_variants {
+                values.push((
+                    VARIANT_KEY.to_owned(),
+                    Value::from(if label.is_empty() { "base" } else { label }),
+                ));
+            }
             values.sort_by_key(|(k, _)| rank(k));
-            let origin = format!("{}: {key}", file.name);
+            let origin = format!("{}: {key}", prepared.file.name);
             match listed.iter_mut().find(|c| c.values == values) {
-                Some(existing) => existing.origins.push(origin),
-                None => listed.push(ListedConfig {
-                    values,
-                    origins: vec![origin],
-                }),
+                Some(existing) => {
+                    existing.origins.push(origin);
+                    let known = existing.archs.get_or_insert_with(Vec::new);
+                    for arch in &archs {
+                        if !known.contains(arch) {
+                            known.push(arch.clone());
+                        }
+                    }
+                }
+                None => {
+                    let mut unique: Vec<String> = Vec::new();
+                    for arch in &archs {
+                        if !unique.contains(arch) {
+                            unique.push(arch.clone());
+                        }
+                    }
+                    listed.push(ListedConfig {
+                        values,
+                        origins: vec![origin],
+                        archs: Some(unique),
+                    });
+                }
             }
         }
     }
@@ -213,6 +370,12 @@ pub struct FileEntry {
     pub shared_bytes: Option<u64>,
     /// Bytes over that device's budget.
     pub over_by: Option<u64>,
+    /// What the launcher changed before the launch (`SPLIT_K 2 -> 1 (forced)`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub edits: Vec<String>,
+    /// Why it has no verdict on its device: its compile failed (the compiler's reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// One config file as the report shows it.
@@ -228,6 +391,19 @@ pub struct FileReport {
     pub arch: Option<String>,
     /// Why it maps to no device.
     pub unresolved: Option<String>,
+    /// It names a known GPU that tilefit cannot compile for (another Triton backend): not
+    /// judged, and not an unmapped file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsupported: Option<String>,
+    /// The kernel variant its name selects (`dtype=fp8_w8a8`); empty for the plain kernel.
+    #[serde(default)]
+    pub variant: String,
+    /// Why it was not judged: the spec describes no kernel variant for its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undescribed: Option<String>,
+    /// The Triton it was tuned with (its `triton_version` key or `triton_X_Y_Z` folder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tuned_with: Option<String>,
     /// Its entries with their verdicts on its device.
     pub entries: Vec<FileEntry>,
 }
@@ -263,7 +439,7 @@ pub struct ListedRun<'a> {
     /// Every sweep config, for the variant (the axis prefix) of each.
     pub configs: &'a [Config],
     /// The config files read, with the fleet device each maps to.
-    pub files: Vec<(ConfigFile, Option<TargetDevice>)>,
+    pub files: Vec<PreparedFile>,
     /// Files that could not be read.
     pub file_problems: Vec<FileProblem>,
     /// The autotune list, when that is the source.
@@ -288,6 +464,11 @@ pub fn summarize(
                     .map(|v| (r, v))
             })
     };
+    let compiled_for = |config: usize, arch: &str| {
+        results
+            .iter()
+            .any(|r| r.config_index == config && r.arch == arch)
+    };
     let mut per_device = Vec::new();
     let listed_keys: Vec<String> = run.listed.axes().into_iter().map(|a| a.name).collect();
     for device in targets {
@@ -309,9 +490,15 @@ pub fn summarize(
                 fits: Vec::new(),
                 over: Vec::new(),
                 other: Vec::new(),
-                total: chunk.len(),
+                total: 0,
             };
             for index in first..first + chunk.len() {
+                // A config file's entry is compiled only for some archs: elsewhere it is not
+                // listed at all.
+                if !compiled_for(index, &device.arch) {
+                    continue;
+                }
+                fit.total += 1;
                 match verdict_of(index, device) {
                     Some((_, v)) if v.verdict == VerdictCode::Fits => fit.fits.push(index),
                     Some((_, v)) if v.verdict == VerdictCode::OverBudget => {
@@ -320,32 +507,53 @@ pub fn summarize(
                     _ => fit.other.push(index),
                 }
             }
-            per_device.push(fit);
+            if fit.total > 0 {
+                per_device.push(fit);
+            }
+        }
+    }
+    // Where each origin (`file: key`) was listed, once, instead of a scan per entry.
+    let mut by_origin: std::collections::HashMap<&str, Vec<usize>> =
+        std::collections::HashMap::new();
+    for (index, origins) in run.origins.iter().enumerate() {
+        for origin in origins {
+            by_origin.entry(origin.as_str()).or_default().push(index);
         }
     }
     let files = run
         .files
         .iter()
-        .map(|(file, device)| {
-            let entries = file
+        .map(|prepared| {
+            let file = &prepared.file;
+            let device = &prepared.device;
+            let entries = prepared
                 .entries
                 .iter()
-                .flat_map(|(key, _)| {
+                .flat_map(|(key, _, edits)| {
                     let origin = format!("{}: {key}", file.name);
-                    run.origins
-                        .iter()
-                        .enumerate()
-                        .filter(move |(_, origins)| origins.contains(&origin))
-                        .map(move |(index, _)| (key.clone(), index))
+                    by_origin
+                        .get(origin.as_str())
+                        .cloned()
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(move |index| (key.clone(), index, edits.clone()))
                 })
-                .map(|(key, index)| {
+                .map(|(key, index, edits)| {
                     let judged = device.as_ref().and_then(|d| verdict_of(index, d));
+                    let error = device.as_ref().and_then(|d| {
+                        results
+                            .iter()
+                            .find(|r| r.config_index == index && r.arch == d.arch)
+                            .and_then(|r| r.error.as_ref().map(OutcomeError::one_line))
+                    });
                     FileEntry {
                         key,
                         config_index: index,
                         verdict: judged.map(|(_, v)| v.verdict),
                         shared_bytes: judged.and_then(|(r, _)| r.shared_bytes),
                         over_by: judged.and_then(|(_, v)| v.over_by),
+                        edits,
+                        error,
                     }
                 })
                 .collect();
@@ -354,7 +562,16 @@ pub fn summarize(
                 device_name: file.device_name.clone(),
                 device: device.as_ref().map(|d| d.device.clone()),
                 arch: device.as_ref().map(|d| d.arch.clone()),
-                unresolved: file.device.as_ref().err().cloned(),
+                unresolved: file
+                    .device
+                    .as_ref()
+                    .err()
+                    .filter(|_| file.unsupported.is_none())
+                    .cloned(),
+                unsupported: file.unsupported.clone(),
+                variant: file.variant(),
+                undescribed: prepared.variant.as_ref().err().cloned(),
+                tuned_with: file.tuned_with.clone(),
                 entries,
             }
         })
@@ -394,7 +611,7 @@ pub(crate) fn summarize_listed(
 
 /// The listed configs' inputs that the report needs after the run.
 pub(crate) struct ListedInputs {
-    pub(crate) files: Vec<(crate::config_files::ConfigFile, Option<TargetDevice>)>,
+    pub(crate) files: Vec<PreparedFile>,
     pub(crate) file_problems: Vec<crate::config_files::FileProblem>,
     autotune: Vec<AutotuneConfig>,
 }
@@ -445,6 +662,14 @@ pub(crate) fn prepare_listed(
         }
         let mut fleet = targets.to_vec();
         let mut mapped = Vec::new();
+        if targets.is_empty() && files.iter().all(|f| f.device.is_err()) {
+            return Err(field_error(
+                "[sweep].from_files",
+                "matches files of which none names a known device, and [targets] names none"
+                    .to_owned(),
+                "name the devices to judge them on in [targets] (or --targets)".to_owned(),
+            ));
+        }
         for file in files {
             let device = match &file.device {
                 Ok(name) => {
@@ -462,7 +687,17 @@ pub(crate) fn prepare_listed(
             mapped.push((file, device));
         }
         let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
-        let spec = spec.with_listed(from_files(mapped.iter().map(|(f, _)| f), &order))?;
+        let mapped = prepare_files(spec, mapped);
+        let with_variants = !spec.files.variants.is_empty();
+        let listed = from_files(&mapped, &order, with_variants, targets);
+        if listed.configs.is_empty() {
+            return Err(field_error(
+                "[sweep].from_files",
+                "matches only files of kernel variants the spec does not describe".to_owned(),
+                "describe them: `[files.variants.\"dtype=fp8_w8a8\"]` with the `args` and `constexprs` that change".to_owned(),
+            ));
+        }
+        let spec = spec.with_listed(listed)?;
         return Ok(Prepared {
             spec,
             targets: fleet,
@@ -576,26 +811,33 @@ mod tests {
 
     #[test]
     fn file_configs_follow_the_kernel_s_parameter_order() {
-        let file = ConfigFile {
-            path: "x.json".into(),
-            name: "x.json".into(),
-            device_name: None,
-            device: Err("none".into()),
-            entries: vec![(
-                "16".into(),
-                [
-                    ("num_stages", 3),
-                    ("BLOCK_SIZE_K", 64),
-                    ("num_warps", 4),
-                    ("BLOCK_SIZE_M", 16),
-                ]
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), Value::from(v)))
-                .collect(),
-            )],
+        let entries: Config = [
+            ("num_stages", 3),
+            ("BLOCK_SIZE_K", 64),
+            ("num_warps", 4),
+            ("BLOCK_SIZE_M", 16),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Value::from(v)))
+        .collect();
+        let file = PreparedFile {
+            file: ConfigFile {
+                path: "x.json".into(),
+                name: "x.json".into(),
+                device_name: None,
+                device: Err("none".into()),
+                unsupported: None,
+                variant_parts: Vec::new(),
+                tuned_with: None,
+                metadata: Vec::new(),
+                entries: vec![("16".into(), entries.iter().cloned().collect())],
+            },
+            device: None,
+            variant: Ok(String::new()),
+            entries: vec![("16".into(), entries, Vec::new())],
         };
         let order = ["BLOCK_SIZE_M".to_owned(), "BLOCK_SIZE_K".to_owned()];
-        let listed = from_files(&[file], &order);
+        let listed = from_files(&[file], &order, false, &[]);
         let names: Vec<&str> = listed.configs[0]
             .values
             .iter()
@@ -606,5 +848,37 @@ mod tests {
             ["BLOCK_SIZE_M", "BLOCK_SIZE_K", "num_warps", "num_stages"]
         );
         assert_eq!(listed.configs[0].origins, ["x.json: 16"]);
+    }
+
+    #[test]
+    fn the_launcher_s_edits_apply_and_are_recorded() {
+        let mut values: Config = vec![
+            ("BLOCK_SIZE_K".into(), Value::from(256)),
+            ("SPLIT_K".into(), Value::from(2)),
+        ];
+        let edits = EntryEdits {
+            force: vec![("SPLIT_K".into(), Value::from(1))],
+            at_most: vec![("BLOCK_SIZE_K".into(), Value::from(128))],
+        };
+        let changed = edit_entry(&mut values, &[&edits]);
+        assert_eq!(
+            values,
+            [
+                ("BLOCK_SIZE_K".to_owned(), Value::from(128)),
+                ("SPLIT_K".to_owned(), Value::from(1))
+            ]
+        );
+        assert_eq!(
+            changed,
+            [
+                "SPLIT_K 2 -> 1 (forced)",
+                "BLOCK_SIZE_K 256 -> 128 (at most)"
+            ]
+        );
+        // An entry without the forced key gets it; one under the bound keeps its value.
+        let mut small: Config = vec![("BLOCK_SIZE_K".into(), Value::from(64))];
+        assert!(edit_entry(&mut small, &[&edits]).is_empty());
+        assert_eq!(small[1], ("SPLIT_K".to_owned(), Value::from(1)));
+        assert_eq!(small[0].1, Value::from(64));
     }
 }

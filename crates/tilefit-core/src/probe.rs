@@ -860,9 +860,14 @@ fn plan_jobs(
             archs.push(device.target());
         }
     }
+    let config_archs = spec.config_archs();
     let mut jobs = Vec::new();
     for (config_index, binding) in bound.into_iter().enumerate() {
-        for target in &archs {
+        let only = config_archs.get(config_index).cloned().flatten();
+        for target in archs
+            .iter()
+            .filter(|t| only.as_ref().is_none_or(|only| only.contains(&t.arch)))
+        {
             let job = CompileJob {
                 kernel_file: spec.kernel_file.clone(),
                 function: spec.function.clone(),

@@ -140,11 +140,55 @@ pub struct ProbeSpec {
     pub autotune: AutotuneUse,
     /// Per-device config files to sweep (`[sweep] from_files`), a glob relative to the spec.
     pub config_files: Option<PathBuf>,
+    /// `[files]`: what the engine's launcher does to an entry, and the kernel variant each
+    /// variant part of a file name selects.
+    pub files: FilesSpec,
     /// Configs listed outside the axes (an autotune list, config files), crossed with the axes;
     /// filled by [`ProbeSpec::with_listed`] once they are known.
     pub listed: Option<ListedConfigs>,
     /// `[recommend]` as written, for the rule over the listed configs' axes.
     raw_recommend: Option<RawRecommend>,
+}
+
+/// `[files]`: how an engine's launcher turns a config file's entry into a launch.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FilesSpec {
+    /// Edits for every file.
+    pub edits: EntryEdits,
+    /// Per variant part of a file name (`dtype=fp8_w8a8`, `block_shape=[128,128]`, `down`), in
+    /// the order written.
+    pub variants: Vec<FileVariant>,
+}
+
+/// What the launcher does to an entry before the launch.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EntryEdits {
+    /// `force`: set whatever the entry says (vLLM: `SPLIT_K = 1`).
+    pub force: Vec<(String, Value)>,
+    /// `at_most`: the smaller of the entry's value and this (vLLM clamps `BLOCK_SIZE_K` to the
+    /// quantization block).
+    pub at_most: Vec<(String, Value)>,
+}
+
+/// `[files.variants."dtype=fp8_w8a8"]`: the kernel variant files with these name parts use.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileVariant {
+    /// The key as written.
+    pub key: String,
+    /// Its name parts (a key may combine several with `,`), spaces removed.
+    pub parts: Vec<String>,
+    /// Arguments that change (types, values; `"none"`).
+    pub args: Vec<(String, ArgTemplate)>,
+    /// Constexprs that change.
+    pub constexprs: Vec<(String, Value)>,
+    /// Launcher edits for these files.
+    pub edits: EntryEdits,
+}
+
+/// The name parts of a variant key: `dtype=fp8_w8a8,block_shape=[128, 128]` ->
+/// `["dtype=fp8_w8a8", "block_shape=[128,128]"]`.
+pub fn variant_key_parts(key: &str) -> Vec<String> {
+    crate::config_files::parse_name(&format!("{key}.json")).variant
 }
 
 /// `[sweep] autotune`: what to do with a kernel's `@triton.autotune` configs.
@@ -176,7 +220,13 @@ pub struct ListedConfig {
     pub values: Config,
     /// Where it appears: `autotune #3`, `E=8,N=14336,device_name=...json: 16`.
     pub origins: Vec<String>,
+    /// The archs it is compiled for; `None`: every arch of the fleet. A config file's entry is
+    /// compiled for its own device's arch and for the fleet's archs of the same backend.
+    pub archs: Option<Vec<String>>,
 }
+
+/// The key a config-file sweep with `[files.variants]` uses for the variant of each entry.
+pub const VARIANT_KEY: &str = "variant";
 
 /// Configs from a list, crossed with the spec's axes.
 #[derive(Debug, Clone, PartialEq)]
@@ -307,6 +357,32 @@ struct RawSpec {
     recommend: Option<RawRecommend>,
     #[serde(default)]
     launch: Option<RawLaunch>,
+    #[serde(default)]
+    files: Option<RawFiles>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFiles {
+    #[serde(default)]
+    force: toml::Table,
+    #[serde(default)]
+    at_most: toml::Table,
+    #[serde(default)]
+    variants: toml::Table,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawVariant {
+    #[serde(default)]
+    args: toml::Table,
+    #[serde(default)]
+    constexprs: toml::Table,
+    #[serde(default)]
+    force: toml::Table,
+    #[serde(default)]
+    at_most: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -466,6 +542,17 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
     } else {
         recommend_rule(raw.recommend.clone(), &sweep, &placeholders, &field_error)?
     };
+    let files = match raw.files {
+        None => FilesSpec::default(),
+        Some(_) if config_files.is_none() => {
+            return Err(field_error(
+                "[files]",
+                "is given, but [sweep].from_files lists no config files".to_owned(),
+                "add `from_files = \"configs/**/*.json\"` to [sweep], or remove [files]".to_owned(),
+            ));
+        }
+        Some(files) => files_spec(files, &axis_names, &field_error)?,
+    };
     let launch = match raw.launch {
         None => LaunchSettings {
             grid: vec![1],
@@ -500,8 +587,73 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         launch,
         autotune,
         config_files,
+        files,
         listed: None,
         raw_recommend: raw.recommend,
+    })
+}
+
+fn edits(
+    force: &toml::Table,
+    at_most: &toml::Table,
+    section: &str,
+    field_error: &FieldError<'_>,
+) -> Result<EntryEdits, SpecError> {
+    let force = fixed_values(force, &format!("{section}.force"), &[], field_error)?;
+    let at_most = fixed_values(at_most, &format!("{section}.at_most"), &[], field_error)?;
+    if let Some((name, value)) = at_most.iter().find(|(_, v)| !v.is_number()) {
+        return Err(field_error(
+            &format!("[{section}.at_most].{name}"),
+            format!("is `{value}`, not a number"),
+            format!("write `at_most = {{ {name} = 128 }}`"),
+        ));
+    }
+    Ok(EntryEdits { force, at_most })
+}
+
+fn files_spec(
+    raw: RawFiles,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<FilesSpec, SpecError> {
+    let mut variants = Vec::new();
+    for (key, value) in &raw.variants {
+        let section = format!("files.variants.\"{key}\"");
+        let raw: RawVariant = value.clone().try_into().map_err(|e: toml::de::Error| {
+            field_error(
+                &format!("[{section}]"),
+                e.message().to_owned(),
+                "a variant has `args`, `constexprs`, `force` and `at_most` tables".to_owned(),
+            )
+        })?;
+        let parts = variant_key_parts(key);
+        if parts.is_empty() {
+            return Err(field_error(
+                &format!("[{section}]"),
+                "names no variant part of a file name".to_owned(),
+                "key a variant by a name part: `[files.variants.\"dtype=fp8_w8a8\"]`".to_owned(),
+            ));
+        }
+        let mut args = Vec::new();
+        for (name, value) in &raw.args {
+            args.push((name.clone(), arg_template(name, value, axes, field_error)?));
+        }
+        variants.push(FileVariant {
+            key: key.clone(),
+            parts,
+            args,
+            constexprs: fixed_values(
+                &raw.constexprs,
+                &format!("{section}.constexprs"),
+                &[],
+                field_error,
+            )?,
+            edits: edits(&raw.force, &raw.at_most, &section, field_error)?,
+        });
+    }
+    Ok(FilesSpec {
+        edits: edits(&raw.force, &raw.at_most, "files", field_error)?,
+        variants,
     })
 }
 
@@ -1064,6 +1216,41 @@ impl ProbeSpec {
                 .flat_map(|_| listed.configs.iter().map(|c| c.origins.clone()))
                 .collect(),
         }
+    }
+
+    /// The archs each config of [`ProbeSpec::configs`] compiles for (`None`: the whole fleet).
+    pub fn config_archs(&self) -> Vec<Option<Vec<String>>> {
+        let crossed = self.axis_configs().len();
+        match &self.listed {
+            None => vec![None; crossed],
+            Some(listed) => (0..crossed)
+                .flat_map(|_| listed.configs.iter().map(|c| c.archs.clone()))
+                .collect(),
+        }
+    }
+
+    /// The `[files.variants]` that apply to a config's variant label, least specific first, or
+    /// `None` for configs without a variant.
+    pub fn variant_of(&self, config: &[(String, Value)]) -> Vec<&FileVariant> {
+        if self.files.variants.is_empty() {
+            return Vec::new();
+        }
+        let Some(label) = config
+            .iter()
+            .find(|(k, _)| k == VARIANT_KEY)
+            .and_then(|(_, v)| v.as_str())
+        else {
+            return Vec::new();
+        };
+        let parts = variant_key_parts(label);
+        let mut applied: Vec<&FileVariant> = self
+            .files
+            .variants
+            .iter()
+            .filter(|v| v.parts.iter().all(|p| parts.contains(p)))
+            .collect();
+        applied.sort_by_key(|v| v.parts.len());
+        applied
     }
 
     /// The cartesian product of the [sweep] axes.

@@ -73,6 +73,18 @@ pub enum LookupError {
     /// The name was empty or only punctuation.
     #[error("empty device name `{0}`")]
     Empty(String),
+    /// A known product on a backend tilefit does not compile for.
+    #[error(
+        "`{query}` is {name}, a GPU of Triton's `{backend}` backend, which tilefit does not compile for"
+    )]
+    Unsupported {
+        /// What was asked for.
+        query: String,
+        /// The product's name.
+        name: String,
+        /// The backend it needs.
+        backend: String,
+    },
 }
 
 impl LookupError {
@@ -177,6 +189,17 @@ impl DeviceTable {
         let key = normalize_name(name);
         if key.is_empty() {
             return Err(LookupError::Empty(name.to_owned()));
+        }
+        if let Some(foreign) = self.foreign().iter().find(|f| {
+            std::iter::once(&f.name)
+                .chain(&f.aliases)
+                .any(|n| normalize_name(n) == key)
+        }) {
+            return Err(LookupError::Unsupported {
+                query: name.to_owned(),
+                name: foreign.name.clone(),
+                backend: foreign.backend.clone(),
+            });
         }
         match self.index.get(&key) {
             Some(target) => Ok(self.target(*target)),

@@ -261,6 +261,24 @@ impl Product {
     }
 }
 
+/// A product the engines name whose GPUs tilefit cannot compile for (no Triton backend in its
+/// toolchains): known, so a file naming it is not "unmapped", but never judged.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForeignProduct {
+    /// Canonical display name.
+    pub name: String,
+    /// Other names, as drivers print them.
+    pub aliases: Vec<String>,
+    /// The Triton backend it needs (`xpu`).
+    pub backend: String,
+    /// Sources for what it is.
+    pub from: Vec<String>,
+    /// Anything a reader must know.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
 /// The on-disk shape of the data file.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -269,6 +287,8 @@ struct RawTable {
     sources: BTreeMap<String, Source>,
     arch: Vec<ArchSpec>,
     product: Vec<Product>,
+    #[serde(default)]
+    foreign: Vec<ForeignProduct>,
 }
 
 /// Why a device table was refused.
@@ -354,6 +374,7 @@ pub struct DeviceTable {
     sources: BTreeMap<String, Source>,
     archs: Vec<ArchSpec>,
     products: Vec<Product>,
+    foreign: Vec<ForeignProduct>,
     pub(super) index: HashMap<String, TargetRef>,
 }
 
@@ -386,6 +407,7 @@ impl DeviceTable {
             sources: raw.sources,
             archs: raw.arch,
             products: raw.product,
+            foreign: raw.foreign,
             index,
         })
     }
@@ -393,6 +415,12 @@ impl DeviceTable {
     /// Every architecture, in table order (NVIDIA by compute capability, then AMD).
     pub fn archs(&self) -> &[ArchSpec] {
         &self.archs
+    }
+
+    /// Every product, in table order.
+    /// Products on backends tilefit does not compile for.
+    pub fn foreign(&self) -> &[ForeignProduct] {
+        &self.foreign
     }
 
     /// Every product, in table order.
@@ -458,6 +486,9 @@ fn validate(raw: &RawTable) -> Result<(), TableError> {
         check_arch_relations(arch)?;
     }
     let arch_names = raw.archs();
+    for foreign in &raw.foreign {
+        cite(&foreign.name, "backend", &foreign.from)?;
+    }
     for product in &raw.product {
         cite(&product.name, "arch", &product.arch_from)?;
         if let Some(sm) = &product.sm_count {

@@ -168,6 +168,36 @@ pub(crate) fn sweep_table(report: &ProbeReport) -> Table {
     }
 }
 
+/// Config-file sweeps run to thousands of configs: on a terminal, past this many rows, only the
+/// rows that miss or fail somewhere are drawn.
+const COMPACT_AFTER_ROWS: usize = 40;
+
+/// The sweep table for a terminal, and how many rows it left out (configs that fit everywhere
+/// they were compiled, in a config-file sweep longer than [`COMPACT_AFTER_ROWS`]).
+pub(crate) fn compact_sweep_table(report: &ProbeReport) -> (Table, usize) {
+    let mut table = sweep_table(report);
+    let from_files = report
+        .listed
+        .as_ref()
+        .is_some_and(|l| l.kind == crate::spec::ListKind::ConfigFiles);
+    if !from_files || table.rows.len() <= COMPACT_AFTER_ROWS + 1 {
+        return (table, 0);
+    }
+    let before = table.rows.len();
+    let mut rows = table.rows.into_iter();
+    let budget = rows.next();
+    table.rows = budget
+        .into_iter()
+        .chain(rows.filter(|row| {
+            row.iter()
+                .skip(1)
+                .any(|cell| cell != "-" && !cell.ends_with(" ok"))
+        }))
+        .collect();
+    let hidden = before - table.rows.len();
+    (table, hidden)
+}
+
 /// One row per config of the sweep (its label; `(the one config)` when the sweep has one), one
 /// cell per device: what `cell` says of the config's result for the device's arch, `-` where there
 /// is no result or `cell` says nothing.

@@ -8,6 +8,7 @@ use crate::probe::{ProbeReport, TargetDevice};
 use crate::resources::KernelResources;
 use crate::units::format_count;
 use crate::verdict::VerdictCode;
+use std::fmt::Write as _;
 
 /// What one (result, device) cell of the resources table says: registers, spills or local
 /// memory, and resident blocks per SM with what limits them. `None` when the binary was not read.
@@ -94,7 +95,7 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
             listed.distinct
         ),
         crate::spec::ListKind::ConfigFiles => format!(
-            "The config files' configs per device ({} distinct, #N as in the rows above; each checked on every device)",
+            "The config files' configs per device ({} distinct, #N as in the rows above; each on its files' devices and the fleet's devices of the same backend)",
             listed.distinct
         ),
     };
@@ -152,15 +153,40 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
     ))
 }
 
+/// Past this many files, the files whose every entry fits its own device are counted per device
+/// instead of listed one per line.
+const LIST_EVERY_FILE_UP_TO: usize = 20;
+
 /// One line per config file: the device it maps to and its configs' verdicts there, or why it
-/// maps to none; then the files that could not be read.
+/// maps to none or is not judged; in folders of more than [`LIST_EVERY_FILE_UP_TO`] files, the
+/// files that fit entirely as one count per device. Then which Triton the files were tuned with,
+/// and the files and entries that could not be read.
 pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
     let Some(listed) = &report.listed else {
         return Vec::new();
     };
+    let collapse = listed.files.len() > LIST_EVERY_FILE_UP_TO;
+    let judged_with = &report.triton_version;
     let mut lines = Vec::new();
+    let mut clean: Vec<(String, usize)> = Vec::new();
     for file in &listed.files {
+        let tuned = file
+            .tuned_with
+            .as_ref()
+            .filter(|t| *t != judged_with)
+            .map(|t| format!(" (tuned with Triton {t}, judged with {judged_with})"))
+            .unwrap_or_default();
         let line = match (&file.device, &file.unresolved) {
+            _ if file.unsupported.is_some() => format!(
+                "{}: NOT JUDGED: {}",
+                file.file,
+                file.unsupported.as_deref().unwrap_or_default()
+            ),
+            (_, _) if file.undescribed.is_some() => format!(
+                "{}: NOT JUDGED: {}",
+                file.file,
+                file.undescribed.as_deref().unwrap_or_default()
+            ),
             (Some(device), _) => {
                 let over: Vec<String> = file
                     .entries
@@ -176,31 +202,74 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
                         )
                     })
                     .collect();
+                let failed: Vec<String> = file
+                    .entries
+                    .iter()
+                    .filter_map(|e| e.error.as_ref().map(|why| format!("{}: {why}", e.key)))
+                    .collect();
                 let fits = file
                     .entries
                     .iter()
                     .filter(|e| e.verdict == Some(VerdictCode::Fits))
                     .count();
                 let arch = file.arch.as_deref().unwrap_or("?");
-                if over.is_empty() {
-                    format!(
-                        "{} -> {device} ({arch}): {fits}/{} configs fit",
-                        file.file,
-                        file.entries.len()
-                    )
-                } else {
-                    format!(
-                        "{} -> {device} ({arch}): {fits}/{} configs fit; OVER on its own device: {}",
-                        file.file,
-                        file.entries.len(),
-                        over.join("; ")
-                    )
+                let mut line = format!(
+                    "{} -> {device} ({arch}): {fits}/{} configs fit",
+                    file.file,
+                    file.entries.len()
+                );
+                if over.is_empty() && failed.is_empty() && collapse {
+                    match clean.iter_mut().find(|(d, _)| d == device) {
+                        Some((_, count)) => *count += 1,
+                        None => clean.push((device.clone(), 1)),
+                    }
+                    continue;
                 }
+                if !over.is_empty() {
+                    let _ = write!(line, "; OVER on its own device: {}", over.join("; "));
+                }
+                if !failed.is_empty() {
+                    let _ = write!(line, "; did not compile: {}", failed.join("; "));
+                }
+                line
             }
             (None, Some(reason)) => format!("{}: NO DEVICE: {reason}", file.file),
             (None, None) => format!("{}: no device", file.file),
         };
-        lines.push(line);
+        lines.push(format!("{line}{tuned}"));
+    }
+    if !clean.is_empty() {
+        let files: usize = clean.iter().map(|(_, n)| n).sum();
+        let per_device: Vec<String> = clean.iter().map(|(d, n)| format!("{d} {n}")).collect();
+        lines.insert(
+            0,
+            format!(
+                "{files} files: every entry fits its own device ({})",
+                per_device.join(", ")
+            ),
+        );
+    }
+    let mut tuned: Vec<(String, usize)> = Vec::new();
+    for file in &listed.files {
+        let version = file
+            .tuned_with
+            .clone()
+            .unwrap_or_else(|| "not recorded".to_owned());
+        match tuned.iter_mut().find(|(v, _)| *v == version) {
+            Some((_, count)) => *count += 1,
+            None => tuned.push((version, 1)),
+        }
+    }
+    if tuned.iter().any(|(v, _)| v != "not recorded") {
+        tuned.sort();
+        lines.push(format!(
+            "Tuned with: {}; judged with Triton {judged_with}",
+            tuned
+                .iter()
+                .map(|(v, n)| format!("{v} ({n} files)"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     }
     for problem in &listed.file_problems {
         let name = problem.path.file_name().map_or_else(

@@ -52,7 +52,14 @@ impl Exporter<ProbeReport> for Terminal {
             let _ = writeln!(out, "every row: {fixed}");
         }
         out.push('\n');
-        out.push_str(&draw(&super::sweep_table(report), ""));
+        let (table, hidden) = super::compact_sweep_table(report);
+        out.push_str(&draw(&table, ""));
+        if hidden > 0 {
+            let _ = writeln!(
+                out,
+                "({hidden} more configs fit every device they were compiled for; --markdown and --json list every row)"
+            );
+        }
         if let Some(table) = super::resources_table(report) {
             let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
             out.push_str(&draw(&table, ""));

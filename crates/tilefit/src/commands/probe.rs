@@ -22,7 +22,10 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     } else {
         &args.targets
     };
-    let targets = if names.is_empty() {
+    let targets = if names.is_empty() && spec.config_files.is_some() {
+        // Config files name their own devices; without [targets] each is judged on its own.
+        Vec::new()
+    } else if names.is_empty() {
         TargetDevice::default_fleet(table)
     } else {
         TargetDevice::resolve(table, names).map_err(|e| {
