@@ -64,6 +64,9 @@ pub struct FileProblem {
     pub path: PathBuf,
     /// What is wrong with it.
     pub problem: String,
+    /// The entry (batch size) when only that entry was left out, not the whole file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry: Option<String>,
 }
 
 /// Why the files could not be listed at all.
@@ -282,6 +285,7 @@ fn read_one(
     let problem = |problem: String| FileProblem {
         path: path.to_path_buf(),
         problem,
+        entry: None,
     };
     let text =
         std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
@@ -304,9 +308,12 @@ fn read_one(
             .iter()
             .find(|(_, v)| !(v.is_number() || v.is_boolean() || v.is_string() || v.is_null()))
         {
-            problems.push(problem(format!(
-                "entry `{key}` is left out: `{name}` is `{value}`, and config values are numbers, booleans or strings"
-            )));
+            problems.push(FileProblem {
+                entry: Some(key.clone()),
+                ..problem(format!(
+                    "entry `{key}` is left out: `{name}` is `{value}`, and config values are numbers, booleans or strings"
+                ))
+            });
             continue;
         }
         entries.push((key, config.into_iter().collect()));
@@ -337,6 +344,9 @@ fn read_one(
         });
     let mut unsupported = None;
     let device = match &parts.device_name {
+        None if file_name.contains("device_name=,") || file_name.contains("device_name=.") => {
+            Err("the file name's `device_name=` is empty, so no device loads it".to_owned())
+        }
         None => Err("the file name has no `device_name=` part, so no device loads it".to_owned()),
         Some(device_name) => match table.resolve(device_name) {
             Ok(resolved) => Ok(resolved.display_name().to_owned()),

@@ -186,6 +186,12 @@ fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, Strin
 fn edit_entry(values: &mut Config, edits: &[&EntryEdits]) -> Vec<String> {
     let mut changed = Vec::new();
     for edit in edits {
+        for name in &edit.drop {
+            if let Some(at) = values.iter().position(|(k, _)| k == name) {
+                let (_, value) = values.remove(at);
+                changed.push(format!("{name}={value} dropped"));
+            }
+        }
         for (name, forced) in &edit.force {
             match values.iter_mut().find(|(k, _)| k == name) {
                 Some(slot) if slot.1 != *forced => {
@@ -241,6 +247,52 @@ pub fn prepare_files(
             }
         })
         .collect()
+}
+
+/// Entries that set a name the kernel does not take and no backend's compile options include
+/// would make the launch fail (Triton refuses unknown keyword arguments): each is left out and
+/// listed as a problem of its file, and the rest of the file is judged.
+fn leave_out_unlaunchable(
+    files: &mut [PreparedFile],
+    interface: &KernelInterface,
+    function: &str,
+    problems: &mut Vec<FileProblem>,
+) {
+    let known = |key: &str| {
+        key == VARIANT_KEY
+            || OPTION_AXES.contains(&key)
+            || interface.params.iter().any(|p| p.name == key)
+            || interface.backend_options.values().any(|o| o.iter().any(|n| n == key))
+            // A worker that did not list options (an older one): take every key.
+            || interface.backend_options.is_empty()
+    };
+    // Files that are not judged (a variant the spec does not describe, a GPU tilefit cannot
+    // compile for) are listed as such; their entries are not checked either.
+    for file in files
+        .iter_mut()
+        .filter(|f| f.variant.is_ok() && f.file.unsupported.is_none())
+    {
+        file.entries.retain(|(key, values, _)| {
+            let unknown: Vec<String> = values
+                .iter()
+                .filter(|(name, _)| !known(name))
+                .map(|(name, _)| format!("`{name}`"))
+                .collect();
+            if unknown.is_empty() {
+                return true;
+            }
+            problems.push(FileProblem {
+                path: file.file.path.clone(),
+                entry: Some(key.clone()),
+                problem: format!(
+                    "entry `{key}` is left out: {} {} neither a parameter of `{function}` nor a compile option, so its launch would fail",
+                    unknown.join(", "),
+                    if unknown.len() == 1 { "is" } else { "are" }
+                ),
+            });
+            false
+        });
+    }
 }
 
 /// The config files' entries as listed configs: kernel meta-parameters first in the kernel's
@@ -687,7 +739,9 @@ pub(crate) fn prepare_listed(
             mapped.push((file, device));
         }
         let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
-        let mapped = prepare_files(spec, mapped);
+        let mut mapped = prepare_files(spec, mapped);
+        let mut problems = problems;
+        leave_out_unlaunchable(&mut mapped, interface, &spec.function, &mut problems);
         let with_variants = !spec.files.variants.is_empty();
         let listed = from_files(&mapped, &order, with_variants, targets);
         if listed.configs.is_empty() {
@@ -854,11 +908,13 @@ mod tests {
     fn the_launcher_s_edits_apply_and_are_recorded() {
         let mut values: Config = vec![
             ("BLOCK_SIZE_K".into(), Value::from(256)),
+            ("USE_TMA".into(), Value::from(true)),
             ("SPLIT_K".into(), Value::from(2)),
         ];
         let edits = EntryEdits {
             force: vec![("SPLIT_K".into(), Value::from(1))],
             at_most: vec![("BLOCK_SIZE_K".into(), Value::from(128))],
+            drop: vec!["USE_TMA".into()],
         };
         let changed = edit_entry(&mut values, &[&edits]);
         assert_eq!(
@@ -871,6 +927,7 @@ mod tests {
         assert_eq!(
             changed,
             [
+                "USE_TMA=true dropped",
                 "SPLIT_K 2 -> 1 (forced)",
                 "BLOCK_SIZE_K 256 -> 128 (at most)"
             ]

@@ -731,6 +731,9 @@ pub struct KernelInterface {
     pub params: Vec<KernelParam>,
     /// The configs of its `@triton.autotune`, when it is wrapped by one.
     pub autotune: Option<Vec<AutotuneConfig>>,
+    /// The compile options each backend of the worker's Triton takes (`cuda`, `hip`).
+    #[serde(default)]
+    pub backend_options: BTreeMap<String, Vec<String>>,
 }
 
 /// Judge every result against its devices, recommend, count: the report.
@@ -1094,7 +1097,17 @@ fn kernel_interface(
             })
         })?),
     };
-    let interface = KernelInterface { params, autotune };
+    let backend_options = reply
+        .body
+        .get("backend_options")
+        .cloned()
+        .and_then(|o| serde_json::from_value(o).ok())
+        .unwrap_or_default();
+    let interface = KernelInterface {
+        params,
+        autotune,
+        backend_options,
+    };
     if use_cache {
         let _ = cache.put(&key, &interface);
     }

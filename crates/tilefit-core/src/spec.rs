@@ -168,6 +168,8 @@ pub struct EntryEdits {
     /// `at_most`: the smaller of the entry's value and this (vLLM clamps `BLOCK_SIZE_K` to the
     /// quantization block).
     pub at_most: Vec<(String, Value)>,
+    /// `drop`: keys the launcher removes before the launch (SGLang pops `USE_TMA`).
+    pub drop: Vec<String>,
 }
 
 /// `[files.variants."dtype=fp8_w8a8"]`: the kernel variant files with these name parts use.
@@ -369,6 +371,8 @@ struct RawFiles {
     #[serde(default)]
     at_most: toml::Table,
     #[serde(default)]
+    drop: Vec<String>,
+    #[serde(default)]
     variants: toml::Table,
 }
 
@@ -383,6 +387,8 @@ struct RawVariant {
     force: toml::Table,
     #[serde(default)]
     at_most: toml::Table,
+    #[serde(default)]
+    drop: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -596,6 +602,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
 fn edits(
     force: &toml::Table,
     at_most: &toml::Table,
+    drop: &[String],
     section: &str,
     field_error: &FieldError<'_>,
 ) -> Result<EntryEdits, SpecError> {
@@ -608,7 +615,11 @@ fn edits(
             format!("write `at_most = {{ {name} = 128 }}`"),
         ));
     }
-    Ok(EntryEdits { force, at_most })
+    Ok(EntryEdits {
+        force,
+        at_most,
+        drop: drop.to_vec(),
+    })
 }
 
 fn files_spec(
@@ -648,11 +659,11 @@ fn files_spec(
                 &[],
                 field_error,
             )?,
-            edits: edits(&raw.force, &raw.at_most, &section, field_error)?,
+            edits: edits(&raw.force, &raw.at_most, &raw.drop, &section, field_error)?,
         });
     }
     Ok(FilesSpec {
-        edits: edits(&raw.force, &raw.at_most, "files", field_error)?,
+        edits: edits(&raw.force, &raw.at_most, &raw.drop, "files", field_error)?,
         variants,
     })
 }

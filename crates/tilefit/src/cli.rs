@@ -150,7 +150,8 @@ pub struct ReportArgs {
 /// `tilefit replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Triton cache directories (default: `TRITON_CACHE_DIR`, then `~/.triton/cache`).
+    /// Triton cache directories, Inductor caches or tritonparse traces (`.ndjson`) (default:
+    /// `TRITON_CACHE_DIR`, `~/.triton/cache` and the Inductor cache of `torch.compile`).
     pub dirs: Vec<PathBuf>,
     /// Devices or archs to judge, comma-separated (default: one device per budget class).
     #[arg(long, value_delimiter = ',', value_name = "A,B,C")]

@@ -3,9 +3,11 @@
 //! (`scan.rs`); each distinct kernel is recompiled from its cached IR file with the options it was
 //! compiled with, by the Triton version that produced it (the caller supplies one toolchain per
 //! version, so versions are never mixed). Only IR reaches the compiler: nothing from the cache is
-//! imported or executed.
+//! imported or executed. Besides plain Triton caches, `sources.rs` finds `torch.compile`'s Inductor
+//! cache and unpacks tritonparse traces into cache-shaped folders.
 
 pub mod scan;
+pub mod sources;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

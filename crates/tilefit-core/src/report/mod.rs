@@ -433,7 +433,8 @@ pub(crate) fn distinct_problems<'a>(
         seen.push((arch, &error.message));
         lines.push(format!(
             "{arch} {subject}: {} ({})",
-            error.message, error.kind
+            error.one_line(),
+            error.kind
         ));
     }
     lines
@@ -533,12 +534,16 @@ impl ProbeReport {
                 .filter(|_| f.device.is_none())
                 .map(|_| f.file.clone())
         });
-        let unreadable = listed.file_problems.iter().map(|p| {
-            p.path.file_name().map_or_else(
-                || p.path.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            )
-        });
+        let unreadable = listed
+            .file_problems
+            .iter()
+            .filter(|p| p.entry.is_none())
+            .map(|p| {
+                p.path.file_name().map_or_else(
+                    || p.path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                )
+            });
         unresolved.chain(unreadable).collect()
     }
 

@@ -182,6 +182,7 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
                 file.file,
                 file.unsupported.as_deref().unwrap_or_default()
             ),
+            (None, Some(reason)) => format!("{}: NO DEVICE: {reason}", file.file),
             (_, _) if file.undescribed.is_some() => format!(
                 "{}: NOT JUDGED: {}",
                 file.file,
@@ -233,7 +234,6 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
                 }
                 line
             }
-            (None, Some(reason)) => format!("{}: NO DEVICE: {reason}", file.file),
             (None, None) => format!("{}: no device", file.file),
         };
         lines.push(format!("{line}{tuned}"));
@@ -276,7 +276,12 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
             || problem.path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        lines.push(format!("{name}: SKIPPED: {}", problem.problem));
+        let what = if problem.entry.is_some() {
+            "ENTRY LEFT OUT"
+        } else {
+            "SKIPPED"
+        };
+        lines.push(format!("{name}: {what}: {}", problem.problem));
     }
     lines
 }

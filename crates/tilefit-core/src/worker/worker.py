@@ -216,8 +216,19 @@ def inspect_kernel(request):
             "annotation": str(param.annotation) if param.annotation else "",
             "heuristic": param.name in heuristic,
         })
-    return {"params": params, "autotuned": autotune is not None,
+    return {"params": params, "autotuned": autotune is not None, "backend_options": backend_option_names(),
             "autotune_configs": None if autotune is None else [autotune_config(c) for c in autotune]}
+
+
+def backend_option_names():
+    """The compile options each backend of this Triton takes, by backend (`cuda`, `hip`)."""
+    names = {}
+    for backend_name, target in (("cuda", GPUTarget("cuda", 90, 32)), ("hip", GPUTarget("hip", "gfx942", 64))):
+        try:
+            names[backend_name] = sorted(make_backend(target).parse_options({}).__dict__)
+        except Exception:
+            continue
+    return names
 
 
 def _plain(value):
@@ -590,7 +601,8 @@ def launch_job(request):
         raise JobError("toolchain", "launching needs torch in this Python")
     if not torch.cuda.is_available():
         raise JobError("toolchain", "launching needs a GPU torch can see")
-    fn = load_function(request["kernel_file"], request["function"]).fn
+    kernel_info = load_function(request["kernel_file"], request["function"])
+    fn = kernel_info.fn
     arguments = {}
     for name, arg in request["args"].items():
         if arg["type"] == "none":
@@ -615,6 +627,10 @@ def launch_job(request):
         else:
             arguments[name] = arg.get("value", 1.0)
     arguments.update({name: constexpr_value(name, value) for name, value in request["constexprs"].items()})
+    # The heuristics run on the real tensors, as `Heuristics.run` does before the JIT.
+    for name in apply_heuristics(kernel_info, arguments, set(request["constexprs"]) | set(request["args"])):
+        if name not in {p.name for p in fn.params}:
+            arguments.pop(name, None)
     grid = tuple(request.get("grid") or (1,))
     try:
         compiled = fn[grid](**arguments, **request["options"])

@@ -7,7 +7,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tilefit_core::device::DeviceTable;
 use tilefit_core::probe::{ProbeEvent, TargetDevice};
-use tilefit_core::replay::{self, ReplaySettings};
+use tilefit_core::replay::{self, ReplaySettings, sources};
 use tilefit_core::toolchain;
 
 use super::output;
@@ -15,7 +15,9 @@ use crate::cli::{PythonArgs, ReplayArgs};
 use crate::exit_codes;
 use crate::failure::hinted;
 
-/// The caches to read when none is named: `TRITON_CACHE_DIR`, then `~/.triton/cache`.
+/// The caches to read when none is named: `TRITON_CACHE_DIR`, `~/.triton/cache`, and the
+/// `triton/` folders of `torch.compile`'s Inductor cache (`TORCHINDUCTOR_CACHE_DIR`, or
+/// `/tmp/torchinductor_<user>`).
 fn default_caches() -> Vec<PathBuf> {
     let mut dirs = Vec::new();
     if let Some(dir) = std::env::var_os("TRITON_CACHE_DIR").filter(|d| !d.is_empty()) {
@@ -24,32 +26,76 @@ fn default_caches() -> Vec<PathBuf> {
     if let Some(home) = std::env::var_os("HOME") {
         dirs.push(PathBuf::from(home).join(".triton").join("cache"));
     }
-    dirs.into_iter().filter(|d| d.is_dir()).collect()
+    if let Some(inductor) = sources::inductor_cache_dir().filter(|d| d.join("triton").is_dir()) {
+        dirs.extend(sources::triton_caches_in(&inductor));
+    }
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for dir in dirs.into_iter().filter(|d| d.is_dir()) {
+        if !unique.contains(&dir) {
+            unique.push(dir);
+        }
+    }
+    unique
+}
+
+/// What the user named, as Triton caches: a trace is unpacked into a cache-shaped folder (under
+/// tilefit's cache, keyed by the trace's path and contents), an Inductor cache stands for its
+/// `triton/<device>` folders.
+fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<replay::Skipped>)> {
+    let mut caches = Vec::new();
+    let mut skipped = Vec::new();
+    for path in args {
+        if sources::is_trace(path) {
+            let bytes = std::fs::read(path)
+                .with_context(|| format!("reading the trace `{}`", path.display()))?;
+            let key = tilefit_core::job::sha256(
+                &[path.display().to_string().as_bytes(), &bytes].concat(),
+            );
+            let into = toolchain::default_cache_dir()
+                .join("traces")
+                .join(&key[..16]);
+            let _ = std::fs::remove_dir_all(&into);
+            let unpacked = sources::unpack_trace(path, &into).map_err(|e| {
+                hinted(
+                    e.to_string(),
+                    "a tritonparse trace is the plain NDJSON `tritonparse.structured_logging` writes: trace with TRITON_TRACE_COMPRESSION=none, or decompress it first",
+                )
+            })?;
+            skipped.extend(unpacked.skipped);
+            if unpacked.kernels > 0 {
+                caches.push(into);
+            }
+        } else if path.is_dir() {
+            caches.extend(sources::triton_caches_in(path));
+        } else {
+            return Err(hinted(
+                format!(
+                    "`{}` is neither a Triton cache directory nor a tritonparse trace (.ndjson)",
+                    path.display()
+                ),
+                "pass a Triton cache directory, an Inductor cache (its `triton/` folders are read), or a trace",
+            ));
+        }
+    }
+    Ok((caches, skipped))
 }
 
 /// The caches to read and what they hold; a missing or kernel-less cache is bad input.
 fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, replay::CacheIndex)> {
-    let caches = if args.dirs.is_empty() {
-        default_caches()
+    let (caches, trace_skipped) = if args.dirs.is_empty() {
+        (default_caches(), Vec::new())
     } else {
-        args.dirs.clone()
+        caches_of(&args.dirs)?
     };
-    if caches.is_empty() {
+    if caches.is_empty() && trace_skipped.is_empty() {
         return Err(hinted(
-            "no Triton cache found (`TRITON_CACHE_DIR` is unset or empty and `~/.triton/cache` does not exist)",
+            "no Triton cache found (`TRITON_CACHE_DIR` is unset or empty, and neither `~/.triton/cache` nor an Inductor cache with a `triton/` folder exists)",
             "pass the cache directory: `tilefit replay path/to/triton-cache`",
         ));
     }
-    for dir in &caches {
-        if !dir.is_dir() {
-            return Err(hinted(
-                format!("the Triton cache `{}` is not a directory", dir.display()),
-                "pass a Triton cache directory (the folder holding one subfolder per compiled kernel)",
-            ));
-        }
-    }
-    let index = replay::scan(&caches)
+    let mut index = replay::scan(&caches)
         .map_err(|e| hinted(e.to_string(), "check the path and its permissions"))?;
+    index.skipped.extend(trace_skipped);
     if index.kernels.is_empty() {
         let skipped = index
             .skipped

@@ -66,7 +66,7 @@ fn json_lists_every_arch_and_product_with_sources() {
     let json: Value = serde_json::from_str(&run.stdout).expect("valid JSON");
     assert_eq!(json["schema_version"], 1);
     let archs = json["archs"].as_array().unwrap();
-    assert_eq!(archs.len(), 18);
+    assert_eq!(archs.len(), 19);
     for arch in archs {
         for key in [
             "arch",

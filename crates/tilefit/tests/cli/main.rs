@@ -4,6 +4,7 @@
 mod devices;
 mod explain;
 mod faults;
+mod field;
 mod listed;
 mod live;
 mod probe;
