@@ -16,6 +16,10 @@ use crate::spec::{self, Config, OPTION_AXES, ProbeSpec, SpecError};
 
 /// A kernel parameter, as the worker's inspection reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the worker's inspection reply, one flag per property of a JITFunction parameter"
+)]
 pub struct KernelParam {
     /// Parameter name.
     pub name: String,

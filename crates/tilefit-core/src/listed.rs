@@ -323,6 +323,7 @@ pub fn from_files(
             .unwrap_or(param_order.len())
     };
     let mut listed: Vec<ListedConfig> = Vec::new();
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     for prepared in files {
         let Ok(label) = &prepared.variant else {
             continue;
@@ -351,28 +352,23 @@ pub fn from_files(
             }
             values.sort_by_key(|(k, _)| rank(k));
             let origin = format!("{}: {key}", prepared.file.name);
-            match listed.iter_mut().find(|c| c.values == values) {
-                Some(existing) => {
-                    existing.origins.push(origin);
-                    let known = existing.archs.get_or_insert_with(Vec::new);
-                    for arch in &archs {
-                        if !known.contains(arch) {
-                            known.push(arch.clone());
-                        }
-                    }
-                }
-                None => {
-                    let mut unique: Vec<String> = Vec::new();
-                    for arch in &archs {
-                        if !unique.contains(arch) {
-                            unique.push(arch.clone());
-                        }
-                    }
-                    listed.push(ListedConfig {
-                        values,
-                        origins: vec![origin],
-                        archs: Some(unique),
-                    });
+            // Each distinct (config, variant) once: an index instead of a scan per entry, for
+            // folders of thousands of entries.
+            let identity = serde_json::to_string(&values).unwrap_or_default();
+            let slot = *seen.entry(identity).or_insert_with(|| {
+                listed.push(ListedConfig {
+                    values,
+                    origins: Vec::new(),
+                    archs: Some(Vec::new()),
+                });
+                listed.len() - 1
+            });
+            let config = &mut listed[slot];
+            config.origins.push(origin);
+            let known = config.archs.get_or_insert_with(Vec::new);
+            for arch in &archs {
+                if !known.contains(arch) {
+                    known.push(arch.clone());
                 }
             }
         }
@@ -564,6 +560,31 @@ pub fn summarize(
             }
         }
     }
+    let files = file_reports(&run, results);
+    ListedReport {
+        kind: run.listed.kind,
+        distinct: run.listed.configs.len(),
+        origins: run.origins,
+        per_device,
+        files,
+        file_problems: run.file_problems,
+        autotune: run.autotune,
+    }
+}
+
+/// Per config file: its device, variant, tuning Triton and each entry's verdict on its device.
+fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport> {
+    let verdict_of = |config: usize, device: &TargetDevice| {
+        results
+            .iter()
+            .find(|r| r.config_index == config && r.arch == device.arch)
+            .and_then(|r| {
+                r.verdicts
+                    .iter()
+                    .find(|v| v.device == device.device)
+                    .map(|v| (r, v))
+            })
+    };
     // Where each origin (`file: key`) was listed, once, instead of a scan per entry.
     let mut by_origin: std::collections::HashMap<&str, Vec<usize>> =
         std::collections::HashMap::new();
@@ -572,8 +593,7 @@ pub fn summarize(
             by_origin.entry(origin.as_str()).or_default().push(index);
         }
     }
-    let files = run
-        .files
+    run.files
         .iter()
         .map(|prepared| {
             let file = &prepared.file;
@@ -627,16 +647,7 @@ pub fn summarize(
                 entries,
             }
         })
-        .collect();
-    ListedReport {
-        kind: run.listed.kind,
-        distinct: run.listed.configs.len(),
-        origins: run.origins,
-        per_device,
-        files,
-        file_problems: run.file_problems,
-        autotune: run.autotune,
-    }
+        .collect()
 }
 
 /// The listed configs' report: per device and per config file.

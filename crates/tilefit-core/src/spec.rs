@@ -557,7 +557,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
                 "add `from_files = \"configs/**/*.json\"` to [sweep], or remove [files]".to_owned(),
             ));
         }
-        Some(files) => files_spec(files, &axis_names, &field_error)?,
+        Some(files) => files_spec(&files, &axis_names, &field_error)?,
     };
     let launch = match raw.launch {
         None => LaunchSettings {
@@ -623,7 +623,7 @@ fn edits(
 }
 
 fn files_spec(
-    raw: RawFiles,
+    raw: &RawFiles,
     axes: &[&str],
     field_error: &FieldError<'_>,
 ) -> Result<FilesSpec, SpecError> {

@@ -198,7 +198,7 @@ fn scan_in_parallel(folders: &[PathBuf]) -> Vec<(Vec<CachedKernel>, CacheIndex)>
     })
 }
 
-fn has_extension(name: &str, extension: &str) -> bool {
+pub(super) fn has_extension(name: &str, extension: &str) -> bool {
     Path::new(name)
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case(extension))

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::scan::Skipped;
+use super::scan::{Skipped, has_extension};
 
 /// The Inductor cache folder `torch.compile` uses: `TORCHINDUCTOR_CACHE_DIR`, or
 /// `<tmp>/torchinductor_<user>` (`torch._inductor.runtime.cache_dir_utils.default_cache_dir`).
@@ -159,7 +159,7 @@ pub fn unpack_trace(trace: &Path, into: &Path) -> Result<Unpacked, TraceError> {
             .unwrap_or_default();
         let ir: Vec<(&String, &str)> = files
             .iter()
-            .filter(|(name, _)| name.ends_with(".ttir") || name.ends_with(".ttgir"))
+            .filter(|(name, _)| has_extension(name, "ttir") || has_extension(name, "ttgir"))
             .filter_map(|(name, text)| text.as_str().map(|t| (name, t)))
             .collect();
         if ir.is_empty() {
@@ -246,7 +246,7 @@ mod tests {
                 "metadata": {"name": "../evil", "hash": "../x"},
                 "file_content": {"a.ttir": "module {}"}}}),
         ];
-        let mut text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let mut text: String = lines.iter().map(|l| l.to_string() + "\n").collect();
         text.push_str("not json\n");
         std::fs::write(&trace, text).unwrap();
         let into = dir.join("unpacked");

@@ -153,6 +153,51 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
     ))
 }
 
+/// A judged file's line: its device and how its entries fare there; whether every entry fits.
+fn judged_file_line(
+    report: &ProbeReport,
+    file: &crate::listed::FileReport,
+    device: &str,
+) -> (String, bool) {
+    let over: Vec<String> = file
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
+        .map(|e| {
+            format!(
+                "{} ({}) needs {} bytes, OVER +{}",
+                e.key,
+                listed_label(report, e.config_index),
+                format_count(e.shared_bytes.unwrap_or(0)),
+                format_count(e.over_by.unwrap_or(0))
+            )
+        })
+        .collect();
+    let failed: Vec<String> = file
+        .entries
+        .iter()
+        .filter_map(|e| e.error.as_ref().map(|why| format!("{}: {why}", e.key)))
+        .collect();
+    let fits = file
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Some(VerdictCode::Fits))
+        .count();
+    let arch = file.arch.as_deref().unwrap_or("?");
+    let mut line = format!(
+        "{} -> {device} ({arch}): {fits}/{} configs fit",
+        file.file,
+        file.entries.len()
+    );
+    if !over.is_empty() {
+        let _ = write!(line, "; OVER on its own device: {}", over.join("; "));
+    }
+    if !failed.is_empty() {
+        let _ = write!(line, "; did not compile: {}", failed.join("; "));
+    }
+    (line, over.is_empty() && failed.is_empty())
+}
+
 /// Past this many files, the files whose every entry fits its own device are counted per device
 /// instead of listed one per line.
 const LIST_EVERY_FILE_UP_TO: usize = 20;
@@ -189,48 +234,13 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
                 file.undescribed.as_deref().unwrap_or_default()
             ),
             (Some(device), _) => {
-                let over: Vec<String> = file
-                    .entries
-                    .iter()
-                    .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
-                    .map(|e| {
-                        format!(
-                            "{} ({}) needs {} bytes, OVER +{}",
-                            e.key,
-                            listed_label(report, e.config_index),
-                            format_count(e.shared_bytes.unwrap_or(0)),
-                            format_count(e.over_by.unwrap_or(0))
-                        )
-                    })
-                    .collect();
-                let failed: Vec<String> = file
-                    .entries
-                    .iter()
-                    .filter_map(|e| e.error.as_ref().map(|why| format!("{}: {why}", e.key)))
-                    .collect();
-                let fits = file
-                    .entries
-                    .iter()
-                    .filter(|e| e.verdict == Some(VerdictCode::Fits))
-                    .count();
-                let arch = file.arch.as_deref().unwrap_or("?");
-                let mut line = format!(
-                    "{} -> {device} ({arch}): {fits}/{} configs fit",
-                    file.file,
-                    file.entries.len()
-                );
-                if over.is_empty() && failed.is_empty() && collapse {
+                let (line, clean_file) = judged_file_line(report, file, device);
+                if clean_file && collapse {
                     match clean.iter_mut().find(|(d, _)| d == device) {
                         Some((_, count)) => *count += 1,
                         None => clean.push((device.clone(), 1)),
                     }
                     continue;
-                }
-                if !over.is_empty() {
-                    let _ = write!(line, "; OVER on its own device: {}", over.join("; "));
-                }
-                if !failed.is_empty() {
-                    let _ = write!(line, "; did not compile: {}", failed.join("; "));
                 }
                 line
             }

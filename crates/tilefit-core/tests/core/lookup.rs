@@ -131,3 +131,69 @@ fn empty_names_are_errors() {
         LookupError::Empty("--".into())
     );
 }
+
+/// Every `device_name` in the fused-MoE config folders vLLM 0.27.1 and SGLang 0.5.23 ship
+/// (`torch.cuda.get_device_name()` with underscores read back as spaces), with the arch the file
+/// is compiled for. Intel's XPU is known but not compiled for.
+#[test]
+fn every_device_name_the_engines_ship_resolves() {
+    let names = [
+        ("AMD Instinct MI300X", "gfx942"),
+        ("AMD Instinct MI308X", "gfx942"),
+        ("AMD Instinct MI325 OAM", "gfx942"),
+        ("AMD Instinct MI325X", "gfx942"),
+        ("AMD Instinct MI350 OAM", "gfx950"),
+        ("AMD Instinct MI350X", "gfx950"),
+        ("AMD Instinct MI355 OAM", "gfx950"),
+        ("AMD Instinct MI355X", "gfx950"),
+        ("AMD Radeon Graphics", "gfx942"),
+        ("AMD Radeon R9700", "gfx1201"),
+        ("NVIDIA A100-SXM4-40GB", "sm_80"),
+        ("NVIDIA A100-SXM4-80GB", "sm_80"),
+        ("NVIDIA A800-SXM4-80GB", "sm_80"),
+        ("NVIDIA B200", "sm_100"),
+        ("NVIDIA B300 SXM6 AC", "sm_103"),
+        ("NVIDIA GB10", "sm_121"),
+        ("NVIDIA GB200", "sm_100"),
+        ("NVIDIA GB300", "sm_103"),
+        ("NVIDIA GeForce RTX 4090", "sm_89"),
+        ("NVIDIA H100", "sm_90"),
+        ("NVIDIA H100 80GB HBM3", "sm_90"),
+        ("NVIDIA H100 PCIe", "sm_90"),
+        ("NVIDIA H20", "sm_90"),
+        ("NVIDIA H20-3e", "sm_90"),
+        ("NVIDIA H200", "sm_90"),
+        ("NVIDIA H200 NVL", "sm_90"),
+        ("NVIDIA H800", "sm_90"),
+        ("NVIDIA L20", "sm_89"),
+        ("NVIDIA L20Y", "sm_89"),
+        ("NVIDIA L40S", "sm_89"),
+        ("NVIDIA RTX 5880 Ada Generation", "sm_89"),
+        ("NVIDIA RTX 6000 Ada Generation", "sm_89"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Max-Q Workstation Edition",
+            "sm_120",
+        ),
+        ("NVIDIA RTX PRO 6000 Blackwell Server Edition", "sm_120"),
+        (
+            "NVIDIA RTX PRO 6000 Blackwell Workstation Edition",
+            "sm_120",
+        ),
+        ("Radeon 8060S Graphics", "gfx1151"),
+    ];
+    for (name, arch) in names {
+        assert_eq!(resolve_arch(name), arch, "{name}");
+    }
+    // H20-3e is its own product, not a near match for the H20.
+    assert_eq!(resolve_name("NVIDIA H20-3e"), "H20-3e");
+    match DeviceTable::builtin()
+        .unwrap()
+        .resolve("Intel(R) Arc(TM) Pro B60 Graphics")
+    {
+        Err(LookupError::Unsupported { name, backend, .. }) => {
+            assert_eq!(name, "Intel Arc Pro B60");
+            assert_eq!(backend, "xpu");
+        }
+        other => panic!("the Arc Pro B60 is a known XPU, got {other:?}"),
+    }
+}

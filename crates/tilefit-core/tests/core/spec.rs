@@ -215,3 +215,70 @@ fn listed_config_sources_are_checked_where_they_are_written() {
         "{problem}"
     );
 }
+
+#[test]
+fn files_tables_and_descriptors_are_checked() {
+    let base = r#"
+[kernel]
+file = "mla_decode.py"
+function = "mla_decode_stage1"
+[args]
+Q = "*bf16"
+"#;
+    // [files] belongs to a config-file sweep.
+    let error =
+        spec_at_examples(&format!("{base}[files]\nforce = {{ SPLIT_K = 1 }}\n")).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("`[files]` is given, but [sweep].from_files"),
+        "{error}"
+    );
+    let with_files = format!("{base}[sweep]\nfrom_files = \"configs/**/*.json\"\n");
+    let spec = spec_at_examples(&format!(
+        "{with_files}[files]\nforce = {{ SPLIT_K = 1 }}\ndrop = [\"USE_TMA\"]\n[files.variants.\"dtype=fp8_w8a8,block_shape=[128, 128]\"]\nconstexprs = {{ use_fp8_w8a8 = true }}\nargs = {{ Q = \"*fp8e4nv\", S = \"none\" }}\nat_most = {{ BLOCK_SIZE_K = 128 }}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        spec.files.edits.force,
+        [("SPLIT_K".to_owned(), Value::from(1))]
+    );
+    assert_eq!(spec.files.edits.drop, ["USE_TMA"]);
+    let variant = &spec.files.variants[0];
+    assert_eq!(variant.parts, ["dtype=fp8_w8a8", "block_shape=[128,128]"]);
+    assert_eq!(variant.args[1].1.type_template, "none");
+    let error = spec_at_examples(&format!(
+        "{with_files}[files.variants.\"down\"]\nat_most = {{ BLOCK_SIZE_K = \"big\" }}\n"
+    ))
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("[files.variants.\"down\".at_most].BLOCK_SIZE_K"),
+        "{error}"
+    );
+    // A tensor descriptor names its dtype, shape, strides and block shape, of one rank.
+    let error = spec_at_examples(&format!(
+        "{base}D = {{ type = \"tensordesc\", dtype = \"bf16\", shape = [64, 64], strides = [64, 1], block_shape = [64] }}\n"
+    ))
+    .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("has a shape of rank 2, 2 strides and a block shape of rank 1"),
+        "{error}"
+    );
+    let error = spec_at_examples(&format!(
+        "{base}D = {{ type = \"tensordesc\", dtype = \"bf61\", shape = [64], strides = [1], block_shape = [64] }}\n"
+    ))
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("unknown element type `bf61`"),
+        "{error}"
+    );
+    assert!(
+        error.hint().contains("did you mean `bf16`?"),
+        "{}",
+        error.hint()
+    );
+}

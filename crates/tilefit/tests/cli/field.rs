@@ -271,6 +271,19 @@ fn an_engine_config_folder_is_judged_file_by_file() {
     };
     assert_eq!(edits(h100, "64"), ["SPLIT_K 2 -> 1 (forced)"]);
     assert_eq!(edits(h100, "256"), ["USE_TMA=true dropped"]);
+    let h20 = folder_file(&report, "NVIDIA_H20-3e");
+    assert_eq!(h20["device"], "H20-3e");
+    assert_eq!(h20["arch"], "sm_90");
+    assert_eq!(h20["variant"], "dtype=fp8_w8a8,block_shape=[128,128]");
+    // A block_shape file: the launcher clamps BLOCK_SIZE_K to the quantization block.
+    assert_eq!(edits(h20, "16"), ["BLOCK_SIZE_K 256 -> 128 (at most)"]);
+}
+
+#[test]
+fn an_engine_config_folder_judges_variants_and_backends_apart() {
+    let cache = scratch("field-folder-variants");
+    let spec = fixture("field/folder.toml");
+    let report = json_of(&probe(&spec, &cache, &["--json", "-"]));
     // SGLang's folder names the tuning Triton.
     let mi300x = folder_file(&report, "AMD_Instinct_MI300X");
     assert_eq!(mi300x["tuned_with"], "3.4.0");
@@ -315,12 +328,6 @@ fn an_engine_config_folder_is_judged_file_by_file() {
         .unwrap();
     assert_eq!(over["shared_bytes"], 147_456);
     assert_eq!(over["over_by"], 46_080);
-    // A block_shape file: the launcher clamps BLOCK_SIZE_K to the quantization block.
-    let h20 = folder_file(&report, "NVIDIA_H20-3e");
-    assert_eq!(h20["device"], "H20-3e");
-    assert_eq!(h20["arch"], "sm_90");
-    assert_eq!(h20["variant"], "dtype=fp8_w8a8,block_shape=[128,128]");
-    assert_eq!(edits(h20, "16"), ["BLOCK_SIZE_K 256 -> 128 (at most)"]);
     assert_eq!(folder_file(&report, "H200_down")["variant"], "down");
     // What is not judged says why, and is never judged with the wrong kernel.
     let int4 = folder_file(&report, "int4_w4a16");
@@ -428,9 +435,10 @@ fn replay_finds_torch_compile_s_cache_and_reads_tritonparse_traces() {
     for file in std::fs::read_dir(&entry).unwrap() {
         let path = file.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.ends_with(".ttir") || name.ends_with(".ttgir") {
+        let extension = path.extension().map(|e| e.to_string_lossy().into_owned());
+        if matches!(extension.as_deref(), Some("ttir" | "ttgir")) {
             files.insert(name, Value::from(std::fs::read_to_string(&path).unwrap()));
-        } else if name.ends_with(".json") && !name.starts_with("__grp__") {
+        } else if extension.as_deref() == Some("json") && !name.starts_with("__grp__") {
             metadata = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         }
     }
@@ -442,7 +450,10 @@ fn replay_finds_torch_compile_s_cache_and_reads_tritonparse_traces() {
     let trace = root.join("dedicated_log_triton_trace_tester_.ndjson");
     std::fs::write(
         &trace,
-        events.iter().map(|e| format!("{e}\n")).collect::<String>(),
+        events
+            .iter()
+            .map(|e| e.to_string() + "\n")
+            .collect::<String>(),
     )
     .unwrap();
     let run = replay_with(

@@ -266,6 +266,14 @@ fn moe_copy(name: &str, extra: &[(&str, &str)]) -> PathBuf {
     dir.join("spec.toml")
 }
 
+fn compiled_for(report: &Value, config_index: &Value, arch: &str) -> bool {
+    report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| &r["config_index"] == config_index && r["arch"] == arch)
+}
+
 #[test]
 fn config_files_are_checked_on_their_own_device_and_the_fleet() {
     let cache = scratch("moe");
@@ -331,13 +339,7 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
     assert!(on("rtx-pro-6000") && !on("h100"));
     // An NVIDIA file's entries are judged on the fleet's NVIDIA devices only: an engine on the
     // MI300X never loads it.
-    assert!(
-        !report["results"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|r| r["config_index"] == index && r["arch"] == "gfx942")
-    );
+    assert!(!compiled_for(&report, &Value::from(index), "gfx942"));
     // A device name tilefit does not know, and a file without one, map to no device and say so.
     assert!(
         file("NVIDIA_Tesla_P100")["unresolved"]
