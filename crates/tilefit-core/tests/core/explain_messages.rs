@@ -95,7 +95,7 @@ fn the_gfx1201_message_lists_amd_and_turing() {
     assert_eq!(e.backend, None, "the text alone does not say which vendor");
     assert_eq!(
         archs(&e.limit_matches),
-        ["sm_75", "gfx90a", "gfx942", "gfx1100", "gfx1201"]
+        ["sm_75", "gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"]
     );
     assert!(archs(&e.fits).contains(&"gfx950"));
 }
@@ -108,7 +108,7 @@ fn a_hip_wording_narrows_to_amd() {
     assert_eq!(e.backend, Some(Backend::Hip));
     assert_eq!(
         archs(&e.limit_matches),
-        ["gfx90a", "gfx942", "gfx1100", "gfx1201"]
+        ["gfx90a", "gfx942", "gfx1100", "gfx1151", "gfx1201"]
     );
     assert_eq!(archs(&e.fits), ["gfx950"]);
 }

@@ -69,11 +69,8 @@ fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<replay::Skip
             caches.extend(sources::triton_caches_in(path));
         } else {
             return Err(hinted(
-                format!(
-                    "`{}` is neither a Triton cache directory nor a tritonparse trace (.ndjson)",
-                    path.display()
-                ),
-                "pass a Triton cache directory, an Inductor cache (its `triton/` folders are read), or a trace",
+                format!("the Triton cache `{}` is not a directory", path.display()),
+                "pass a Triton cache directory, an Inductor cache (its `triton/` folders are read), or a tritonparse trace (`.ndjson`)",
             ));
         }
     }
