@@ -13,7 +13,9 @@ use serde_json::Value;
 
 use crate::config_files::{ConfigFile, FileProblem};
 use crate::device::DeviceTable;
-use crate::probe::{KernelInterface, OutcomeError, ProbeError, ProbeResult, TargetDevice};
+use crate::probe::{
+    KernelInterface, OutcomeError, ProbeError, ProbeResult, TargetDevice, verdict_on,
+};
 use crate::spec::{
     Config, EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, VARIANT_KEY,
 };
@@ -501,17 +503,7 @@ pub fn summarize(
     targets: &[TargetDevice],
 ) -> ListedReport {
     let per_listed = run.listed.configs.len().max(1);
-    let verdict_of = |config: usize, device: &TargetDevice| {
-        results
-            .iter()
-            .find(|r| r.config_index == config && r.arch == device.arch)
-            .and_then(|r| {
-                r.verdicts
-                    .iter()
-                    .find(|v| v.device == device.device)
-                    .map(|v| (r, v))
-            })
-    };
+    let verdict_of = |config: usize, device: &TargetDevice| verdict_on(results, config, device);
     let compiled_for = |config: usize, arch: &str| {
         results
             .iter()
@@ -574,17 +566,7 @@ pub fn summarize(
 
 /// Per config file: its device, variant, tuning Triton and each entry's verdict on its device.
 fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport> {
-    let verdict_of = |config: usize, device: &TargetDevice| {
-        results
-            .iter()
-            .find(|r| r.config_index == config && r.arch == device.arch)
-            .and_then(|r| {
-                r.verdicts
-                    .iter()
-                    .find(|v| v.device == device.device)
-                    .map(|v| (r, v))
-            })
-    };
+    let verdict_of = |config: usize, device: &TargetDevice| verdict_on(results, config, device);
     // Where each origin (`file: key`) was listed, once, instead of a scan per entry.
     let mut by_origin: std::collections::HashMap<&str, Vec<usize>> =
         std::collections::HashMap::new();

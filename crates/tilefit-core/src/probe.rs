@@ -1162,6 +1162,24 @@ fn result_for(
     }
 }
 
+/// A config's result for a device's arch and that device's verdict on it, when it was compiled
+/// for that arch.
+pub(crate) fn verdict_on<'a>(
+    results: &'a [ProbeResult],
+    config: usize,
+    device: &TargetDevice,
+) -> Option<(&'a ProbeResult, &'a DeviceVerdict)> {
+    results
+        .iter()
+        .find(|r| r.config_index == config && r.arch == device.arch)
+        .and_then(|r| {
+            r.verdicts
+                .iter()
+                .find(|v| v.device == device.device)
+                .map(|v| (r, v))
+        })
+}
+
 /// One device's verdict on a compile: shared memory against its budget, then, where the binary's
 /// resources are known, the thread limit its registers leave and its occupancy.
 pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdict {
@@ -1199,17 +1217,7 @@ fn recommend(
 ) -> Vec<Recommendation> {
     let rule = &spec.recommend;
     let groups = verdict::variants(configs, rule);
-    let lookup = |config: usize, device: &TargetDevice| -> Option<(&ProbeResult, &DeviceVerdict)> {
-        results
-            .iter()
-            .find(|r| r.config_index == config && r.arch == device.arch)
-            .and_then(|r| {
-                r.verdicts
-                    .iter()
-                    .find(|v| v.device == device.device)
-                    .map(|v| (r, v))
-            })
-    };
+    let lookup = |config: usize, device: &TargetDevice| verdict_on(results, config, device);
     let mut recommendations = Vec::new();
     for device in targets {
         for (variant, members) in &groups {

@@ -872,17 +872,29 @@ fn arg_template(
             ));
         }
     };
-    for placeholder in placeholders_in(&template.type_template) {
-        if !axes.contains(&placeholder.as_str()) {
-            return Err(field_error(
-                &field,
-                format!("uses the placeholder `{{{placeholder}}}`, which is not a [sweep] axis"),
-                format!("add `{placeholder} = [\"bf16\", \"fp8e4nv\"]` to [sweep]"),
-            ));
-        }
-    }
+    placeholders_are_axes(&field, &template.type_template, axes, field_error)?;
     check_arg_type(name, &template, axes, field_error)?;
     Ok(template)
+}
+
+/// Every `{placeholder}` in a type names a [sweep] axis.
+fn placeholders_are_axes(
+    field: &str,
+    template: &str,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    match placeholders_in(template)
+        .into_iter()
+        .find(|p| !axes.contains(&p.as_str()))
+    {
+        None => Ok(()),
+        Some(placeholder) => Err(field_error(
+            field,
+            format!("uses the placeholder `{{{placeholder}}}`, which is not a [sweep] axis"),
+            format!("add `{placeholder} = [\"bf16\", \"fp8e4nv\"]` to [sweep]"),
+        )),
+    }
 }
 
 /// `a_desc = { type = "tensordesc", dtype = "bf16", shape = [4096, 4096], strides = [4096, 1],
@@ -955,15 +967,7 @@ fn descriptor_template(
         aligned: true,
         descriptor: Some(descriptor),
     };
-    for placeholder in placeholders_in(dtype) {
-        if !axes.contains(&placeholder.as_str()) {
-            return Err(field_error(
-                &format!("{field}.dtype"),
-                format!("uses the placeholder `{{{placeholder}}}`, which is not a [sweep] axis"),
-                format!("add `{placeholder} = [\"bf16\", \"fp8e4nv\"]` to [sweep]"),
-            ));
-        }
-    }
+    placeholders_are_axes(&format!("{field}.dtype"), dtype, axes, field_error)?;
     if placeholders_in(dtype).is_empty()
         && let Err(closest) = check_type(dtype)
     {
