@@ -7,7 +7,7 @@ mod pool;
 mod process;
 
 pub use pool::Pool;
-pub use process::{Worker, WorkerCommand, WorkerFault};
+pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 
 use serde::{Deserialize, Serialize};
 

@@ -73,7 +73,7 @@ pub enum WorkerFault {
     #[error("the worker died ({status})")]
     Crashed {
         /// Exit status or signal.
-        status: String,
+        status: WorkerExit,
         /// Its last stderr.
         stderr: String,
     },
@@ -135,12 +135,18 @@ pub struct Worker {
 impl Worker {
     /// Start a worker and read its handshake.
     pub fn spawn(command: &WorkerCommand) -> Result<Worker, WorkerFault> {
-        let mut child = Command::new(&command.program)
+        let mut process = Command::new(&command.program);
+        process
             .args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+            .stderr(Stdio::piped());
+        // Its own process group: whatever it starts (ptxas, a kernel's subprocess) is stopped
+        // with it, and a Ctrl-C at the terminal reaches tilefit alone, which stops the workers.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut process, 0);
+        let mut child = process
             .spawn()
             .map_err(|e| WorkerFault::Spawn(format!("`{}`: {e}", command.program.display())))?;
         let stdin = child.stdin.take().expect("piped");
@@ -247,8 +253,8 @@ impl Worker {
                 .recv_timeout(left.min(Duration::from_millis(100)))
             {
                 Ok(Some(line)) => return Ok(line),
-                // A Ctrl-C reaches the workers too (same process group): a worker that died of it
-                // is an interrupt, not a crash.
+                // A worker that died while the run was being interrupted is an interrupt, not a
+                // crash.
                 Ok(None) | Err(RecvTimeoutError::Disconnected) if self.cancel.is_cancelled() => {
                     self.kill();
                     return Err(WorkerFault::Interrupted);
@@ -279,9 +285,9 @@ impl Worker {
         let status = status.map_or_else(
             || {
                 self.kill();
-                "closed its output".to_owned()
+                WorkerExit::ClosedOutput
             },
-            describe_status,
+            WorkerExit::from,
         );
         // Let the stderr thread catch the last words.
         std::thread::sleep(Duration::from_millis(50));
@@ -298,8 +304,27 @@ impl Worker {
             .unwrap_or_default()
     }
 
-    /// Kill the process and reap it.
+    /// Stop the worker and everything it started: SIGTERM to its process group, a grace period
+    /// for the worker to exit, then SIGKILL to the group (so no child outlives it), and reap it.
     pub fn kill(&mut self) {
+        #[cfg(unix)]
+        {
+            use rustix::process::{Pid, Signal, kill_process_group};
+            let group = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
+            if let Some(group) = group {
+                if matches!(self.child.try_wait(), Ok(None)) {
+                    let _ = kill_process_group(group, Signal::TERM);
+                    let deadline = std::time::Instant::now() + KILL_GRACE;
+                    while matches!(self.child.try_wait(), Ok(None))
+                        && std::time::Instant::now() < deadline
+                    {
+                        std::thread::sleep(Duration::from_millis(10));
+                    }
+                }
+                // The leader may be gone while its children live on: the group still exists.
+                let _ = kill_process_group(group, Signal::KILL);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
@@ -331,24 +356,50 @@ fn drain_stderr(mut stderr: impl Read, tail: &Mutex<String>) {
     }
 }
 
-fn describe_status(status: std::process::ExitStatus) -> String {
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::ExitStatusExt;
-        if let Some(signal) = status.signal() {
-            let name = match signal {
-                6 => " (SIGABRT)",
-                9 => " (SIGKILL)",
-                11 => " (SIGSEGV)",
-                15 => " (SIGTERM)",
-                _ => "",
-            };
-            return format!("killed by signal {signal}{name}");
+/// How long a worker gets to exit after SIGTERM before its process group is killed.
+const KILL_GRACE: Duration = Duration::from_millis(500);
+
+/// How a worker process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WorkerExit {
+    /// It exited with this code.
+    Code(i32),
+    /// A signal killed it.
+    Signal(i32),
+    /// It closed its output and did not exit in time (it was then killed).
+    ClosedOutput,
+}
+
+impl From<std::process::ExitStatus> for WorkerExit {
+    fn from(status: std::process::ExitStatus) -> WorkerExit {
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(signal) = status.signal() {
+                return WorkerExit::Signal(signal);
+            }
+        }
+        WorkerExit::Code(status.code().unwrap_or(-1))
+    }
+}
+
+impl std::fmt::Display for WorkerExit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WorkerExit::Code(code) => write!(f, "exit code {code}"),
+            WorkerExit::Signal(signal) => {
+                let name = match signal {
+                    6 => " (SIGABRT)",
+                    9 => " (SIGKILL)",
+                    11 => " (SIGSEGV)",
+                    15 => " (SIGTERM)",
+                    _ => "",
+                };
+                write!(f, "killed by signal {signal}{name}")
+            }
+            WorkerExit::ClosedOutput => f.write_str("closed its output"),
         }
     }
-    status
-        .code()
-        .map_or_else(|| status.to_string(), |code| format!("exit code {code}"))
 }
 
 fn shorten(line: &str) -> String {

@@ -1,7 +1,8 @@
 //! Fault injection with a fake worker (the only place a fake stands in for Triton): a worker that
 //! crashes, hangs, garbles its reply, dies mid-line or floods stderr fails only its own job; the
 //! worker is replaced and every other result is reported. A toolchain whose Triton does not import
-//! stops the run before any job, with the import error.
+//! stops the run before any job, with the import error. A killed worker takes every process it
+//! started with it (its process group).
 
 use std::path::{Path, PathBuf};
 
@@ -287,4 +288,69 @@ fn two_runs_sharing_one_cache_both_finish_and_leave_it_whole() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["stats"]["cached"], 80);
     assert_eq!(report["stats"]["recomputed"], 0);
+}
+
+/// Whether a process is still running (a zombie waiting for its reaper is not).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        !status
+            .lines()
+            .any(|l| l.starts_with("State:") && l.contains('Z'))
+    })
+}
+
+#[test]
+fn a_killed_worker_takes_what_it_started_with_it() {
+    let dir = scratch("process-group");
+    let children = dir.join("children");
+    std::fs::create_dir_all(&children).unwrap();
+    let spec = dir.join("spawn.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "[kernel]\nfile = {:?}\nfunction = \"scale_rows\"\n[args]\nx = \"*fp32\"\n[sweep]\nFAULT = [\"spawn-and-hang\", \"ok\"]\n[targets]\ndevices = [\"sm_90\"]\n",
+            fixture("specialize.py")
+        ),
+    )
+    .unwrap();
+    let cache = dir.join("cache");
+    let worker = PathBuf::from(fixture("fake_worker.py"));
+    let python = super::python().to_str().unwrap();
+    let run = tilefit_with(
+        &[
+            "probe",
+            spec.to_str().unwrap(),
+            "--python",
+            python,
+            "--timeout",
+            "2",
+            "--jobs",
+            "1",
+        ],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", cache.as_path()),
+            ("TILEFIT_WORKER_SCRIPT", worker.as_path()),
+            ("FAKE_WORKER_CHILDREN", children.as_path()),
+        ],
+    );
+    // The hung job failed alone; the other ran on a fresh worker.
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("did not answer within 2 s"),
+        "{}",
+        run.stdout
+    );
+    let started: Vec<String> = std::fs::read_dir(&children)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(started.len(), 1, "the worker started its child");
+    // Nothing the worker started outlives it, though both ignored SIGTERM.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+    while started.iter().any(|pid| running(pid)) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let left: Vec<&String> = started.iter().filter(|pid| running(pid)).collect();
+    assert!(left.is_empty(), "still running: {left:?}");
 }
