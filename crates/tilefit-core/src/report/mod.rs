@@ -521,10 +521,23 @@ fn judged_of<'a>(
     })
 }
 
-impl ProbeReport {
+/// What the gate and the exit code read from a finished run: the same for a run just made and a
+/// report saved with `--json` and read back (`tilefit report`), so both exit alike.
+pub trait Findings {
+    /// Every verdict, flattened.
+    fn judged(&self) -> Vec<Judged>;
+    /// The config files that map to no device or could not be read.
+    fn unmapped_files(&self) -> Vec<String> {
+        Vec::new()
+    }
+    /// (jobs whose worker faulted or that an interrupt stopped, all jobs): the FAILED cells.
+    fn failed_jobs(&self) -> (usize, usize);
+}
+
+impl Findings for ProbeReport {
     /// The config files that map to no device or could not be read, each with why: where an
     /// engine would fall back to its default configs.
-    pub fn unmapped_files(&self) -> Vec<String> {
+    fn unmapped_files(&self) -> Vec<String> {
         let Some(listed) = &self.listed else {
             return Vec::new();
         };
@@ -547,8 +560,16 @@ impl ProbeReport {
         unresolved.chain(unreadable).collect()
     }
 
-    /// Every verdict, flattened.
-    pub fn judged(&self) -> Vec<Judged> {
+    fn failed_jobs(&self) -> (usize, usize) {
+        let failed = self
+            .results
+            .iter()
+            .filter(|r| r.status == CompileStatus::Failed)
+            .count();
+        (failed, self.results.len())
+    }
+
+    fn judged(&self) -> Vec<Judged> {
         let varying = varying_axes(self);
         self.results
             .iter()
@@ -566,9 +587,17 @@ impl ProbeReport {
     }
 }
 
-impl crate::replay::ReplayReport {
-    /// Every verdict, flattened.
-    pub fn judged(&self) -> Vec<Judged> {
+impl Findings for crate::replay::ReplayReport {
+    fn failed_jobs(&self) -> (usize, usize) {
+        let failed = self
+            .results
+            .iter()
+            .filter(|r| r.status == CompileStatus::Failed)
+            .count();
+        (failed, self.results.len())
+    }
+
+    fn judged(&self) -> Vec<Judged> {
         self.results
             .iter()
             .flat_map(|r| {

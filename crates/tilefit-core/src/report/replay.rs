@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use super::Findings as _;
 use super::{Exporter, Markdown, Table, Terminal, device_columns, devices_by_arch, verdict_cell};
 use crate::probe::TargetDevice;
 use crate::replay::{KernelVariant, ReplayReport, ReplayResult};

@@ -4,7 +4,7 @@
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tilefit_core::probe::ProbeEvent;
-use tilefit_core::report::{Exporter, Html, Json, Judged, Markdown, Terminal};
+use tilefit_core::report::{Exporter, Findings, Html, Json, Judged, Markdown, Terminal};
 use tilefit_core::units::format_count;
 use tilefit_core::verdict::VerdictCode;
 
@@ -242,7 +242,16 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool 
 
 /// The exit code of a run: worker faults make it a tool failure (the report is still printed),
 /// else the gate decides.
-pub fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
+/// The one exit-code policy of probe, replay and report: FAILED cells (worker faults, an
+/// interrupt) are exit 2 whatever the gate says, then the gate's findings exit 1. A saved report
+/// read back exits as the run that wrote it did.
+pub fn finish(report: &impl Findings, fail_on: &[FailOn]) -> u8 {
+    let gate_failed = gate(fail_on, &report.judged(), &report.unmapped_files());
+    let (failed, total) = report.failed_jobs();
+    exit_code(failed, total, gate_failed)
+}
+
+fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
     if failed > 0 {
         eprintln!(
             "tilefit: {failed} of {total} jobs failed (worker faults); their cells say FAILED"

@@ -8,7 +8,6 @@ use tilefit_core::device::DeviceTable;
 use tilefit_core::probe::{self, ProbeError, ProbeEvent, ProbeSettings, TargetDevice};
 use tilefit_core::spec;
 use tilefit_core::toolchain;
-use tilefit_core::verdict::CompileStatus;
 
 use super::output;
 use crate::cli::ProbeArgs;
@@ -88,15 +87,5 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.emit_configs {
         output::emit_configs(&report, path)?;
     }
-    let gate_failed = output::gate(
-        &args.output.fail_on,
-        &report.judged(),
-        &report.unmapped_files(),
-    );
-    let failed = report
-        .results
-        .iter()
-        .filter(|r| r.status == CompileStatus::Failed)
-        .count();
-    Ok(output::exit_code(failed, report.results.len(), gate_failed))
+    Ok(output::finish(&report, &args.output.fail_on))
 }

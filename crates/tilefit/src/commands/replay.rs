@@ -165,12 +165,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let report = report.map_err(anyhow::Error::new)?;
 
     output::emit(&report, &args.output)?;
-    let gate_failed = output::gate(&args.output.fail_on, &report.judged(), &[]);
-    Ok(output::exit_code(
-        report.stats.failed,
-        report.results.len(),
-        gate_failed,
-    ))
+    Ok(output::finish(&report, &args.output.fail_on))
 }
 
 /// One toolchain per Triton version recorded in the caches: `--python` for all of them when

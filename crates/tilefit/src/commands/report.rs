@@ -8,7 +8,6 @@ use tilefit_core::replay::ReplayReport;
 
 use super::output;
 use crate::cli::ReportArgs;
-use crate::exit_codes;
 use crate::failure::hinted;
 
 pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
@@ -33,18 +32,14 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             "this tilefit reads reports of schema_version 1",
         ));
     }
-    let gate_failed = match json.get("kind").and_then(Value::as_str) {
+    let code = match json.get("kind").and_then(Value::as_str) {
         Some("probe") => {
             let report: ProbeReport = serde_json::from_value(json).map_err(not_a_report)?;
             output::emit(&report, &args.output)?;
             if let Some(path) = &args.emit_configs {
                 output::emit_configs(&report, path)?;
             }
-            output::gate(
-                &args.output.fail_on,
-                &report.judged(),
-                &report.unmapped_files(),
-            )
+            output::finish(&report, &args.output.fail_on)
         }
         Some("replay") => {
             if args.emit_configs.is_some() {
@@ -55,7 +50,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             }
             let report: ReplayReport = serde_json::from_value(json).map_err(not_a_report)?;
             output::emit(&report, &args.output)?;
-            output::gate(&args.output.fail_on, &report.judged(), &[])
+            output::finish(&report, &args.output.fail_on)
         }
         other => {
             return Err(hinted(
@@ -64,9 +59,5 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             ));
         }
     };
-    Ok(if gate_failed {
-        exit_codes::GATE_FAILED
-    } else {
-        exit_codes::OK
-    })
+    Ok(code)
 }

@@ -354,3 +354,70 @@ fn a_killed_worker_takes_what_it_started_with_it() {
     let left: Vec<&String> = started.iter().filter(|pid| running(pid)).collect();
     assert!(left.is_empty(), "still running: {left:?}");
 }
+
+/// One exit-code policy: a saved report read back exits as the run that wrote it, FAILED cells
+/// (exit 2) and gate findings (exit 1) alike.
+#[test]
+fn report_exits_as_the_probe_that_wrote_it() {
+    let dir = scratch("exit-policy");
+    let saved = dir.join("faults.json");
+    let run = probe_with_fake_worker(
+        "exit-policy-cache",
+        &[
+            "--timeout",
+            "3",
+            "--jobs",
+            "2",
+            "--json",
+            saved.to_str().unwrap(),
+            "--fail-on",
+            "over-budget",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    let again = tilefit_with(
+        &[
+            "report",
+            saved.to_str().unwrap(),
+            "--fail-on",
+            "over-budget",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(again.code, run.code, "{}", again.stderr);
+    assert!(
+        again.stderr.contains("jobs failed (worker faults)"),
+        "{}",
+        again.stderr
+    );
+
+    // Gate findings without FAILED cells: exit 1 from both.
+    let cache = dir.join("cache");
+    let gated = dir.join("gated.json");
+    let run = super::probe(
+        &fixture("field/moe_fp8.toml"),
+        &cache,
+        &[
+            "--json",
+            gated.to_str().unwrap(),
+            "--fail-on",
+            "over-budget",
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let again = tilefit_with(
+        &[
+            "report",
+            gated.to_str().unwrap(),
+            "--fail-on",
+            "over-budget",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(again.code, 1, "{}", again.stderr);
+    let clean = tilefit_with(&["report", gated.to_str().unwrap()], None, &[]);
+    assert_eq!(clean.code, 0, "{}", clean.stderr);
+}
