@@ -14,5 +14,5 @@ fuzz_target!(|data: &[u8]| {
     let _ = std::fs::create_dir_all(&entry);
     let _ = std::fs::write(entry.join("k.json"), json);
     let _ = std::fs::write(entry.join("k.ttir"), ir);
-    let _ = tilefit_core::replay::scan(&[dir.clone()]);
+    let _ = tilefit_core::input::cache_index::scan(&[dir.clone()]);
 });

@@ -11,7 +11,7 @@ fuzz_target!(|data: &[u8]| {
             env!("CARGO_MANIFEST_DIR"),
             "/../examples/mla_decode/fuzz.toml"
         ));
-        if let Ok(spec) = tilefit_core::spec::parse(text, path) {
+        if let Ok(spec) = tilefit_core::input::spec::parse(text, path) {
             let configs = spec.configs();
             let _ = configs.len();
         }

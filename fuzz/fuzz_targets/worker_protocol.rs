@@ -2,11 +2,11 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tilefit_core::worker::{Hello, Reply};
+use tilefit_core::compile::{Hello, Reply};
 
 fuzz_target!(|data: &[u8]| {
     let _ = serde_json::from_slice::<Hello>(data);
     if let Ok(reply) = serde_json::from_slice::<Reply>(data) {
-        let _ = tilefit_core::probe::outcome_of_reply(&reply);
+        let _ = tilefit_core::compile::outcome_of_reply(&reply);
     }
 });

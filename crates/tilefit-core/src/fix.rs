@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::DeviceTable;
-use crate::listed::AutotuneConfig;
-use crate::probe::{KernelInfo, ProbeReport, RuleSummary, ToolInfo};
-use crate::spec::ListKind;
+use crate::input::autotune::AutotuneConfig;
+use crate::input::spec::ListKind;
+use crate::model::probe::{KernelInfo, ProbeReport, RuleSummary, ToolInfo};
 
 /// Version of the exported file's shape.
 pub const CONFIGS_SCHEMA_VERSION: u32 = 1;

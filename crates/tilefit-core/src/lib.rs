@@ -1,7 +1,21 @@
 //! tilefit's library: everything the `tilefit` command does, as data. It answers "does this
-//! kernel config fit on device X" from a sourced device table and, in later layers, the real
-//! Triton compiler. It never prints, never exits and never reads the command line: the binary
-//! renders what it returns.
+//! kernel config fit on device X, and which config does" from a sourced device table and the real
+//! Triton compiler. It never prints, never exits and never reads the command line: the binary turns
+//! flags into [`compile::Settings`], calls a [`run`] function and prints what [`render`] draws.
+//!
+//! The stages, in the order data flows through them:
+//! 1. [`device`]: the fleet, each device's budgets from the table.
+//! 2. [`input`]: specs, autotune lists, engines' config files, Triton caches, traces.
+//! 3. [`plan`]: configs bound to the kernel's parameters, one compile job per (config, arch).
+//! 4. [`compile`]: the worker pool running the real Triton compiler, the result cache, and the
+//!    one compile loop every command shares.
+//! 5. [`judge`]: verdicts per device, recommendations, listed-config summaries.
+//! 6. [`model`]: the reports, as data.
+//! 7. [`render`]: terminal, Markdown, JSON, HTML; what the gate reads.
+//!
+//! [`run`] holds probe, replay and verify as sequences of those stages. Beside them: [`explain`]
+//! (error messages as data), [`resources`] (registers and spills from binaries), [`fix`] (configs
+//! for engines), [`cuda`] (the local driver).
 //!
 //! ```
 //! use tilefit_core::device::DeviceTable;
@@ -19,22 +33,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-pub mod cache;
 pub mod cancel;
-pub mod config_files;
+pub mod compile;
 pub mod cuda;
 pub mod device;
 pub mod explain;
 pub mod fix;
-pub mod job;
-pub mod listed;
-pub mod probe;
-pub mod replay;
-pub mod report;
+pub mod input;
+pub mod judge;
+pub mod model;
+pub mod plan;
+pub mod render;
 pub mod resources;
-pub mod spec;
-pub mod toolchain;
+pub mod run;
 pub mod units;
-pub mod verdict;
-pub mod verify;
-pub mod worker;

@@ -76,7 +76,7 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
         None if text == "spills" => Ok(FailOn::Spills),
         None if text == "unmapped-files" => Ok(FailOn::UnmappedFiles),
         None if text == "near-budget" => Ok(FailOn::NearBudget(
-            tilefit_core::report::NEAR_BUDGET_FRACTION,
+            tilefit_core::render::NEAR_BUDGET_FRACTION,
         )),
         Some(("near-budget", percent)) => match percent.trim_end_matches('%').parse::<f64>() {
             Ok(p) if p > 0.0 && p <= 100.0 => Ok(FailOn::NearBudget(p / 100.0)),
@@ -197,14 +197,6 @@ pub enum Resources {
     Shared,
     /// Shared memory, registers, local memory, spills, threads and occupancy.
     Full,
-}
-
-impl CompileArgs {
-    /// Worker processes: the flag, else the number of cores.
-    pub fn jobs(&self) -> usize {
-        self.jobs
-            .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from))
-    }
 }
 
 /// Choosing the Python that compiles.

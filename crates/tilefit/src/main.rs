@@ -7,6 +7,7 @@ mod commands;
 mod exit_codes;
 mod failure;
 mod output;
+mod settings;
 
 use std::process::ExitCode;
 

@@ -6,24 +6,14 @@
 
 use std::collections::HashMap;
 
-use super::table::{ArchSpec, DeviceTable, Product, TableError};
-
-/// Words that vendors and drivers put in front of product names and that never tell two products
-/// apart in this table.
-const VENDOR_WORDS: &[&str] = &["nvidia", "geforce", "amd", "radeon", "instinct", "tesla"];
+use super::names::{TargetRef, normalize_name};
+use super::table::{ArchSpec, DeviceTable, Product};
 
 /// How many close names an unknown-name error offers.
 const MAX_SUGGESTIONS: usize = 5;
 
 /// Similarity (0..1) above which a known name is offered as a suggestion.
 const SUGGESTION_THRESHOLD: f64 = 0.5;
-
-/// What a lookup key points at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) enum TargetRef {
-    Arch(usize),
-    Product(usize),
-}
 
 /// The result of resolving one name.
 #[derive(Debug, Clone, Copy)]
@@ -102,85 +92,6 @@ impl LookupError {
             _ => "`tilefit devices` lists every known name; an arch such as `sm_120` or `gfx942` always works".to_owned(),
         }
     }
-}
-
-/// The one normalization every lookup key and query goes through.
-///
-/// Lowercase; AMD target features (`gfx942:sramecc+:xnack-`) dropped; a compute capability
-/// (`12.0`) becomes `sm120`; punctuation and vendor words dropped; NVIDIA's arch-specific and
-/// family suffixes (`sm_90a`, `sm_100f`) dropped, since they share the base arch's limits.
-pub fn normalize_name(name: &str) -> String {
-    let lower = name.trim().to_lowercase();
-    let base = if lower.starts_with("gfx") {
-        lower.split(':').next().unwrap_or_default()
-    } else {
-        lower.as_str()
-    };
-    if let Some((major, minor)) = base.split_once('.') {
-        let digits = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
-        if digits(major) && digits(minor) && minor.len() == 1 {
-            return format!("sm{major}{minor}");
-        }
-    }
-    let joined: String = base
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|token| !token.is_empty() && !VENDOR_WORDS.contains(token))
-        .collect();
-    strip_arch_suffix(&joined).to_owned()
-}
-
-/// `sm90a` -> `sm90`, `sm100f` -> `sm100`; anything else unchanged.
-fn strip_arch_suffix(key: &str) -> &str {
-    let Some(rest) = key.strip_prefix("sm") else {
-        return key;
-    };
-    let digits = rest.trim_end_matches(['a', 'f']);
-    let suffix_len = rest.len() - digits.len();
-    if suffix_len <= 1 && !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit()) {
-        &key[..key.len() - suffix_len]
-    } else {
-        key
-    }
-}
-
-/// Build the lookup index, refusing a table where one key names two targets.
-pub(super) fn build_index(
-    archs: &[&str],
-    products: &[Product],
-) -> Result<HashMap<String, TargetRef>, TableError> {
-    let mut index: HashMap<String, (TargetRef, String)> = HashMap::new();
-    let mut claim = |name: &str, target: TargetRef, owner: &str| -> Result<(), TableError> {
-        let key = normalize_name(name);
-        if key.is_empty() {
-            return Err(TableError::Inconsistent {
-                arch: owner.to_owned(),
-                what: format!("the name `{name}` normalizes to nothing"),
-            });
-        }
-        match index.get(&key) {
-            Some((existing, _)) if *existing == target => Ok(()),
-            Some((_, first)) => Err(TableError::DuplicateName {
-                name: name.to_owned(),
-                first: first.clone(),
-                second: owner.to_owned(),
-            }),
-            None => {
-                index.insert(key, (target, owner.to_owned()));
-                Ok(())
-            }
-        }
-    };
-    for (i, arch) in archs.iter().enumerate() {
-        claim(arch, TargetRef::Arch(i), arch)?;
-    }
-    for (i, product) in products.iter().enumerate() {
-        let target = TargetRef::Product(i);
-        claim(&product.name, target, &product.name)?;
-        for alias in &product.aliases {
-            claim(alias, target, &product.name)?;
-        }
-    }
-    Ok(index.into_iter().map(|(k, (t, _))| (k, t)).collect())
 }
 
 impl DeviceTable {
@@ -269,12 +180,5 @@ mod tests {
         assert_eq!(normalize_name(" 9.0 "), "sm90");
         assert_eq!(normalize_name("gfx942:sramecc+:xnack-"), "gfx942");
         assert_eq!(normalize_name("AMD Instinct MI300X"), "mi300x");
-    }
-
-    #[test]
-    fn suffix_stripping_leaves_other_names_alone() {
-        assert_eq!(strip_arch_suffix("smaf"), "smaf");
-        assert_eq!(strip_arch_suffix("sm120af"), "sm120af");
-        assert_eq!(strip_arch_suffix("spark"), "spark");
     }
 }

@@ -8,14 +8,18 @@
 
 mod listing;
 mod lookup;
+mod names;
 pub mod occupancy;
 mod table;
+mod target;
 
 pub use listing::{ArchListing, DeviceListing, ProductListing, SourceListing};
-pub use lookup::{LookupError, Resolved, normalize_name};
+pub use lookup::{LookupError, Resolved};
+pub use names::normalize_name;
 pub use table::{
     ArchSpec, Backend, DeviceTable, Product, Segment, Source, SourceKind, Sourced, TableError,
 };
+pub use target::{Target, TargetDevice};
 
 /// Bytes in one KiB, the unit NVIDIA's tables use for shared memory.
 pub const KIB: u32 = 1024;

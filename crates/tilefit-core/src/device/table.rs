@@ -9,7 +9,9 @@ use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
-use super::lookup::{TargetRef, build_index};
+use std::collections::HashMap as IndexMap;
+
+use super::names::{TargetRef, normalize_name};
 
 /// The table shipped inside the binary.
 const BUILTIN_TABLE: &str = include_str!("../../data/devices.toml");
@@ -588,4 +590,44 @@ fn check_arch_relations(arch: &ArchSpec) -> Result<(), TableError> {
         return inconsistent("a CUDA arch needs compute_capability".to_owned());
     }
     Ok(())
+}
+
+/// Build the lookup index, refusing a table where one key names two targets.
+fn build_index(
+    archs: &[&str],
+    products: &[Product],
+) -> Result<IndexMap<String, TargetRef>, TableError> {
+    let mut index: IndexMap<String, (TargetRef, String)> = IndexMap::new();
+    let mut claim = |name: &str, target: TargetRef, owner: &str| -> Result<(), TableError> {
+        let key = normalize_name(name);
+        if key.is_empty() {
+            return Err(TableError::Inconsistent {
+                arch: owner.to_owned(),
+                what: format!("the name `{name}` normalizes to nothing"),
+            });
+        }
+        match index.get(&key) {
+            Some((existing, _)) if *existing == target => Ok(()),
+            Some((_, first)) => Err(TableError::DuplicateName {
+                name: name.to_owned(),
+                first: first.clone(),
+                second: owner.to_owned(),
+            }),
+            None => {
+                index.insert(key, (target, owner.to_owned()));
+                Ok(())
+            }
+        }
+    };
+    for (i, arch) in archs.iter().enumerate() {
+        claim(arch, TargetRef::Arch(i), arch)?;
+    }
+    for (i, product) in products.iter().enumerate() {
+        let target = TargetRef::Product(i);
+        claim(&product.name, target, &product.name)?;
+        for alias in &product.aliases {
+            claim(alias, target, &product.name)?;
+        }
+    }
+    Ok(index.into_iter().map(|(k, (t, _))| (k, t)).collect())
 }

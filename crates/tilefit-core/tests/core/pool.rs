@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::json;
-use tilefit_core::worker::{Pool, WorkerCommand};
+use tilefit_core::compile::CompileJob;
+use tilefit_core::compile::{Pool, Request, WorkerCommand};
+use tilefit_core::device::{Backend, Target};
 
 fn fake_worker() -> WorkerCommand {
     let script =
@@ -14,8 +15,24 @@ fn fake_worker() -> WorkerCommand {
     WorkerCommand::script(PathBuf::from("python3"), script, scratch)
 }
 
-fn request(arch: &str) -> serde_json::Value {
-    json!({"type": "compile", "constexprs": {"FAULT": "ok"}, "target": {"backend": "cuda", "arch": arch, "warp_size": 32}})
+fn request(arch: &str) -> Request {
+    Request::Compile {
+        job: CompileJob {
+            kernel_file: PathBuf::from("kernel.py"),
+            function: "k".to_owned(),
+            args: std::collections::BTreeMap::new(),
+            constexprs: [("FAULT".to_owned(), serde_json::Value::from("ok"))].into(),
+            options: std::collections::BTreeMap::new(),
+            target: Target {
+                backend: Backend::Cuda,
+                arch: arch.to_owned(),
+                warp_size: 32,
+            },
+            full: false,
+            resources: false,
+        },
+        binary_dir: None,
+    }
 }
 
 #[test]
@@ -30,7 +47,7 @@ fn each_worker_process_compiles_for_one_arch() {
         |index, reply| {
             let reply = reply.expect("the fake worker answers");
             order.push(index);
-            pids.push((archs[index].to_owned(), reply.body["pid"].as_u64().unwrap()));
+            pids.push((archs[index].to_owned(), u64::from(reply.body.pid.unwrap())));
         },
     );
     let taken: Vec<&str> = order.iter().map(|&i| archs[i]).collect();

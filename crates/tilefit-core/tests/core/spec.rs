@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tilefit_core::spec::{Preference, SpecError, describe_config, fill_placeholders, parse};
+use tilefit_core::input::spec::{Preference, SpecError, describe_config, fill_placeholders, parse};
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
@@ -34,7 +34,7 @@ BLOCK_N = [32]
 devices = ["rtx-pro-6000", "gb10", "rtx-4090", "h100", "b200", "mi300x"]
 "#;
 
-fn spec_at_examples(text: &str) -> Result<tilefit_core::spec::ProbeSpec, SpecError> {
+fn spec_at_examples(text: &str) -> Result<tilefit_core::input::spec::ProbeSpec, SpecError> {
     parse(text, &examples().join("mla_decode/spec.toml"))
 }
 
@@ -97,7 +97,7 @@ fn the_bundled_examples_parse() {
         "attention/spec.toml",
         "moe/spec.toml",
     ] {
-        let spec = tilefit_core::spec::load(&examples().join(example))
+        let spec = tilefit_core::input::spec::load(&examples().join(example))
             .unwrap_or_else(|e| panic!("{example}: {e}"));
         assert!(!spec.configs().is_empty());
     }
@@ -180,7 +180,7 @@ fn the_launch_table_has_defaults_and_checks_the_grid() {
     assert_eq!(spec.launch.grid, [1]);
     assert_eq!(
         spec.launch.buffer_bytes,
-        tilefit_core::spec::DEFAULT_LAUNCH_BUFFER_BYTES
+        tilefit_core::input::spec::DEFAULT_LAUNCH_BUFFER_BYTES
     );
     let spec = spec_at_examples(&format!(
         "{ISSUE_SHAPE}[launch]\ngrid = [2, 16, 8]\nbuffer_bytes = 1048576\n"

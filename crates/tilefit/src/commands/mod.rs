@@ -2,7 +2,7 @@
 
 mod devices;
 mod explain;
-mod output;
+pub(crate) mod output;
 mod probe;
 mod replay;
 mod report;

@@ -3,10 +3,10 @@
 
 use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use tilefit_core::probe::ProbeEvent;
-use tilefit_core::report::{Exporter, Findings, Html, Json, Judged, Markdown, Terminal};
+use tilefit_core::compile::Event;
+use tilefit_core::model::verdict::VerdictCode;
+use tilefit_core::render::{Exporter, Findings, Html, Json, Judged, Markdown, Terminal};
 use tilefit_core::units::format_count;
-use tilefit_core::verdict::VerdictCode;
 
 use crate::cli::{FailOn, OutputArgs};
 
@@ -27,9 +27,9 @@ impl Progress {
     }
 
     /// Feed one event from the library.
-    pub fn event(&self, event: ProbeEvent) {
+    pub fn event(&self, event: Event) {
         match event {
-            ProbeEvent::Planned { to_compile, .. } if to_compile > 0 => {
+            Event::Planned { to_compile, .. } if to_compile > 0 => {
                 self.bar.set_draw_target(ProgressDrawTarget::stderr());
                 self.bar.set_position(0);
                 self.bar.set_length(to_compile as u64);
@@ -39,8 +39,8 @@ impl Progress {
                         .progress_chars("=> "),
                 );
             }
-            ProbeEvent::Planned { .. } => {}
-            ProbeEvent::Compiled { done, label, .. } => {
+            Event::Planned { .. } => {}
+            Event::Compiled { done, label, .. } => {
                 self.bar.set_position(done as u64);
                 self.bar.set_message(label);
             }
@@ -99,7 +99,7 @@ where
 
 /// Write the recommended config per arch (`--emit-configs`).
 pub fn emit_configs(
-    report: &tilefit_core::probe::ProbeReport,
+    report: &tilefit_core::model::probe::ProbeReport,
     path: &std::path::Path,
 ) -> anyhow::Result<()> {
     let table = tilefit_core::device::DeviceTable::builtin()

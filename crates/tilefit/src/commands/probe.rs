@@ -1,13 +1,12 @@
 //! `tilefit probe SPEC.toml`: resolve the fleet and the toolchain, run the probe with a progress
 //! bar on stderr, print the report (terminal, Markdown, JSON).
 
-use std::time::Duration;
-
 use anyhow::Context as _;
+use tilefit_core::compile::Event;
 use tilefit_core::device::DeviceTable;
-use tilefit_core::probe::{self, ProbeError, ProbeEvent, ProbeSettings, TargetDevice};
-use tilefit_core::spec;
-use tilefit_core::toolchain;
+use tilefit_core::device::TargetDevice;
+use tilefit_core::input::spec;
+use tilefit_core::run::probe::{self, ProbeError};
 
 use super::output;
 use crate::cli::ProbeArgs;
@@ -37,17 +36,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         })?
     };
     let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
-    let settings = ProbeSettings {
-        jobs: args.compile.jobs(),
-        use_cache: !args.compile.no_cache,
-        job_timeout: Duration::from_secs(args.compile.timeout.max(1)),
-        cache_dir: toolchain::default_cache_dir(),
-        worker_script: args.worker_script.clone(),
-        binaries: None,
-        full_compile: args.compile.full_compile,
-        read_resources: args.compile.resources == crate::cli::Resources::Full,
-        cancel: output::cancel_on_signals(),
-    };
+    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
 
     if let Some(path) = &args.dump_jobs {
         let jobs = probe::plan(&spec, &targets, &toolchain, &settings)
@@ -58,8 +47,8 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         return Ok(crate::exit_codes::OK);
     }
     let progress = output::Progress::new();
-    let mut on_event = |event: ProbeEvent| {
-        if let ProbeEvent::Planned {
+    let mut on_event = |event: Event| {
+        if let Event::Planned {
             jobs,
             cached,
             to_compile,

@@ -2,13 +2,13 @@
 //! recompile every kernel for the fleet's archs, print the report, apply the gate.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use anyhow::Context as _;
+use tilefit_core::compile::{Event, toolchain};
 use tilefit_core::device::DeviceTable;
-use tilefit_core::probe::{ProbeEvent, TargetDevice};
-use tilefit_core::replay::{self, ReplaySettings, sources};
-use tilefit_core::toolchain;
+use tilefit_core::device::TargetDevice;
+use tilefit_core::input::{cache_index, sources};
+use tilefit_core::run::replay;
 
 use super::output;
 use crate::cli::{PythonArgs, ReplayArgs};
@@ -41,14 +41,14 @@ fn default_caches() -> Vec<PathBuf> {
 /// What the user named, as Triton caches: a trace is unpacked into a cache-shaped folder (under
 /// tilefit's cache, keyed by the trace's path and contents), an Inductor cache stands for its
 /// `triton/<device>` folders.
-fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<replay::Skipped>)> {
+fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<cache_index::Skipped>)> {
     let mut caches = Vec::new();
     let mut skipped = Vec::new();
     for path in args {
         if sources::is_trace(path) {
             let bytes = std::fs::read(path)
                 .with_context(|| format!("reading the trace `{}`", path.display()))?;
-            let key = tilefit_core::job::sha256(
+            let key = tilefit_core::compile::sha256(
                 &[path.display().to_string().as_bytes(), &bytes].concat(),
             );
             let into = toolchain::default_cache_dir()
@@ -78,7 +78,7 @@ fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<replay::Skip
 }
 
 /// The caches to read and what they hold; a missing or kernel-less cache is bad input.
-fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, replay::CacheIndex)> {
+fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, cache_index::CacheIndex)> {
     let (caches, trace_skipped) = if args.dirs.is_empty() {
         (default_caches(), Vec::new())
     } else {
@@ -90,7 +90,7 @@ fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, replay::Cach
             "pass the cache directory: `tilefit replay path/to/triton-cache`",
         ));
     }
-    let mut index = replay::scan(&caches)
+    let mut index = cache_index::scan(&caches)
         .map_err(|e| hinted(e.to_string(), "check the path and its permissions"))?;
     index.skipped.extend(trace_skipped);
     if index.kernels.is_empty() {
@@ -135,18 +135,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
             .map_err(|e| hinted(format!("--targets: {e}"), e.hint()))?
     };
     let toolchains = toolchains_for(&index, &args.compile.python)?;
-    let settings = ReplaySettings {
-        jobs: args.compile.jobs(),
-        use_cache: !args.compile.no_cache,
-        job_timeout: Duration::from_secs(args.compile.timeout.max(1)),
-        cache_dir: toolchain::default_cache_dir(),
-        binaries: None,
-        full_compile: args.compile.full_compile,
-        read_resources: args.compile.resources == crate::cli::Resources::Full,
-        cancel: output::cancel_on_signals(),
-    };
+    let settings = crate::settings::from_compile_args(&args.compile, None);
     let progress = output::Progress::new();
-    let mut on_event = |event: ProbeEvent| progress.event(event);
+    let mut on_event = |event: Event| progress.event(event);
     eprintln!(
         "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
         index.kernels.len(),
@@ -171,7 +162,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
 /// One toolchain per Triton version recorded in the caches: `--python` for all of them when
 /// given (with a note where versions differ), else the managed environment of each version.
 pub fn toolchains_for(
-    index: &replay::CacheIndex,
+    index: &cache_index::CacheIndex,
     python: &PythonArgs,
 ) -> anyhow::Result<Vec<(Option<String>, toolchain::Toolchain)>> {
     let mut versions: Vec<Option<String>> = Vec::new();
@@ -207,7 +198,7 @@ pub fn toolchains_for(
         .collect()
 }
 
-fn list(index: &replay::CacheIndex) -> String {
+fn list(index: &cache_index::CacheIndex) -> String {
     use std::fmt::Write as _;
     let mut out = format!(
         "{} cache entries: {} kernel variants, {} other entries, {} skipped\n",

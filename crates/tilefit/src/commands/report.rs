@@ -3,8 +3,8 @@
 
 use anyhow::Context as _;
 use serde_json::Value;
-use tilefit_core::probe::ProbeReport;
-use tilefit_core::replay::ReplayReport;
+use tilefit_core::model::probe::ProbeReport;
+use tilefit_core::model::replay::ReplayReport;
 
 use super::output;
 use crate::cli::ReportArgs;

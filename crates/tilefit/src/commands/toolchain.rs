@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use anyhow::Context as _;
-use tilefit_core::toolchain::{self, DEFAULT_TRITON_VERSION, Toolchain};
+use tilefit_core::compile::toolchain::{self, DEFAULT_TRITON_VERSION, Toolchain};
 
 use crate::cli::{PythonArgs, ToolchainAction, ToolchainArgs};
 use crate::exit_codes;

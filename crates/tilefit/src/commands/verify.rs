@@ -9,13 +9,15 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::Value;
+use tilefit_core::compile::{Event, Pool, WorkerCommand};
 use tilefit_core::cuda::{self, LiveDevice, Session};
 use tilefit_core::device::DeviceTable;
-use tilefit_core::probe::{self, ProbeEvent, ProbeSettings, TargetDevice, ToolInfo};
-use tilefit_core::replay::{self, ReplaySettings};
-use tilefit_core::toolchain;
+use tilefit_core::device::TargetDevice;
+use tilefit_core::input::cache_index;
+use tilefit_core::model::probe::ToolInfo;
+use tilefit_core::run::verify::{self, Case, LaunchOutcome, VerifyReport};
+use tilefit_core::run::{probe, replay};
 use tilefit_core::units::format_count;
-use tilefit_core::verify::{self, Case, LaunchOutcome, VerifyReport};
 
 use super::output::Progress;
 use crate::cli::VerifyArgs;
@@ -92,7 +94,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         device: device.name.clone(),
         ..target
     };
-    let binaries = tempdir(&toolchain::default_cache_dir())?;
+    let binaries = tempdir(&tilefit_core::compile::toolchain::default_cache_dir())?;
     let compiled = compile(
         args,
         &target,
@@ -151,29 +153,16 @@ fn compile(
     binaries: &Path,
     warp: u32,
 ) -> anyhow::Result<Compiled> {
-    let jobs = args
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(2, usize::from));
-    let timeout = Duration::from_secs(args.timeout.max(1));
+    let settings = crate::settings::for_verify(args, binaries);
+    let timeout = settings.job_timeout;
     let progress = Progress::new();
-    let mut on_event = |event: ProbeEvent| progress.event(event);
+    let mut on_event = |event: Event| progress.event(event);
 
     let compiled = match source_of(&args.input)? {
         Source::Spec(path) => {
-            let spec =
-                tilefit_core::spec::load(&path).map_err(|e| hinted(e.to_string(), e.hint()))?;
+            let spec = tilefit_core::input::spec::load(&path)
+                .map_err(|e| hinted(e.to_string(), e.hint()))?;
             let toolchain = super::toolchain::select(&args.python, spec.triton.as_deref())?;
-            let settings = ProbeSettings {
-                jobs,
-                use_cache: false,
-                job_timeout: timeout,
-                cache_dir: toolchain::default_cache_dir(),
-                worker_script: None,
-                binaries: Some(binaries.to_path_buf()),
-                full_compile: true,
-                read_resources: true,
-                cancel: super::output::cancel_on_signals(),
-            };
             let report = probe::probe(
                 &spec,
                 std::slice::from_ref(target),
@@ -210,18 +199,8 @@ fn compile(
         }
         Source::Caches(caches) => {
             let index =
-                replay::scan(&caches).map_err(|e| hinted(e.to_string(), "check the path"))?;
+                cache_index::scan(&caches).map_err(|e| hinted(e.to_string(), "check the path"))?;
             let toolchains = super::replay::toolchains_for(&index, &args.python)?;
-            let settings = ReplaySettings {
-                jobs,
-                use_cache: false,
-                job_timeout: timeout,
-                cache_dir: toolchain::default_cache_dir(),
-                binaries: Some(binaries.to_path_buf()),
-                full_compile: true,
-                read_resources: true,
-                cancel: super::output::cancel_on_signals(),
-            };
             let report = replay::replay(
                 &index,
                 &caches,
@@ -262,11 +241,8 @@ fn launch(
         "tilefit: launching {} configs once each on the GPU",
         cases.len()
     );
-    let pool = tilefit_core::worker::Pool::new(
-        tilefit_core::worker::WorkerCommand::embedded(
-            python.to_path_buf(),
-            binaries.join("triton-cache"),
-        ),
+    let pool = Pool::new(
+        WorkerCommand::embedded(python.to_path_buf(), binaries.join("triton-cache")),
         1,
         timeout,
     );
@@ -343,7 +319,7 @@ fn render(report: &VerifyReport) -> String {
     let over = report
         .rows
         .iter()
-        .filter(|r| r.predicted == tilefit_core::verdict::VerdictCode::OverBudget)
+        .filter(|r| r.predicted == tilefit_core::model::verdict::VerdictCode::OverBudget)
         .count();
     let _ = writeln!(
         out,
@@ -393,7 +369,7 @@ fn percent(part: usize, whole: usize) -> f64 {
 }
 
 /// The cells of one verification row.
-fn row_cells(r: &tilefit_core::verify::Row) -> Vec<String> {
+fn row_cells(r: &tilefit_core::run::verify::Row) -> Vec<String> {
     let driver = if r.driver.accepted {
         format!(
             "accepted, {} blocks/SM",
@@ -438,8 +414,8 @@ fn row_cells(r: &tilefit_core::verify::Row) -> Vec<String> {
 /// One resource check as a cell: the number where tilefit and the driver agree, both where they
 /// do not, the driver's alone where tilefit read nothing.
 fn resource_cell(
-    row: &tilefit_core::verify::Row,
-    pick: fn(&tilefit_core::verify::ResourceChecks) -> &tilefit_core::verify::Check,
+    row: &tilefit_core::run::verify::Row,
+    pick: fn(&tilefit_core::run::verify::ResourceChecks) -> &tilefit_core::run::verify::Check,
     driver: impl Fn() -> Option<i32>,
 ) -> String {
     match row.resources.as_ref().map(pick) {

@@ -79,10 +79,10 @@ pub fn python() -> &'static Path {
         if let Some(python) = std::env::var_os("TILEFIT_PYTHON") {
             return PathBuf::from(python);
         }
-        let cache = tilefit_core::toolchain::default_cache_dir();
-        tilefit_core::toolchain::ensure_managed(
+        let cache = tilefit_core::compile::toolchain::default_cache_dir();
+        tilefit_core::compile::toolchain::ensure_managed(
             &cache,
-            tilefit_core::toolchain::DEFAULT_TRITON_VERSION,
+            tilefit_core::compile::toolchain::DEFAULT_TRITON_VERSION,
             &mut |_| {},
         )
         .expect("provisioning Triton for the tests (set TILEFIT_PYTHON to use an existing one)")

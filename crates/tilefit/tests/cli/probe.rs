@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{Run, direct_mla_compile, fixture, json_of, probe, scratch, tilefit_with};
 
-const PINNED: &str = tilefit_core::toolchain::DEFAULT_TRITON_VERSION;
+const PINNED: &str = tilefit_core::compile::toolchain::DEFAULT_TRITON_VERSION;
 
 fn cell<'a>(report: &'a Value, arch: &str, pairs: &[(&str, Value)]) -> &'a Value {
     report["results"]

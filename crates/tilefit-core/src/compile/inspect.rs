@@ -1,0 +1,77 @@
+//! Asking a worker what a kernel takes: its parameters (constexpr, defaulted, set by
+//! `@triton.heuristics`), its `@triton.autotune` list, and the options each backend of the
+//! worker's Triton accepts. Cached under the one key scheme, like compiles.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::cache::{Lookup, ResultCache};
+use super::pool::Pool;
+use super::process::WorkerFault;
+use super::protocol::{ReplyError, Request};
+use super::run::{KeyContext, key};
+use crate::compile::KernelParam;
+use crate::input::autotune::AutotuneConfig;
+
+/// What a kernel's inspection says.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct KernelInterface {
+    /// The `@triton.jit` function's parameters.
+    pub params: Vec<KernelParam>,
+    /// The configs of its `@triton.autotune`, when it is wrapped by one.
+    pub autotune: Option<Vec<AutotuneConfig>>,
+    /// The compile options each backend of the worker's Triton takes (`cuda`, `hip`).
+    #[serde(default)]
+    pub backend_options: BTreeMap<String, Vec<String>>,
+}
+
+/// Why a kernel could not be inspected.
+#[derive(Debug)]
+pub enum InspectError {
+    /// No worker answered.
+    Worker(WorkerFault),
+    /// The worker could not load the kernel (it does not import, or is not a Triton kernel).
+    Kernel(Box<ReplyError>),
+}
+
+/// Inspect `function` in `kernel_file` on `pool`, or take the cached answer.
+pub fn inspect(
+    kernel_file: &Path,
+    function: &str,
+    pool: &Pool,
+    use_cache: bool,
+    cache_dir: &Path,
+    context: &KeyContext,
+) -> Result<KernelInterface, InspectError> {
+    let request = Request::Inspect {
+        kernel_file: kernel_file.to_path_buf(),
+        function: function.to_owned(),
+    };
+    let cache = ResultCache::new(cache_dir);
+    let key = key(&request, context);
+    if use_cache && let Lookup::Hit(interface) = cache.get::<KernelInterface>(&key) {
+        return Ok(interface);
+    }
+    pool.warm_up().map_err(InspectError::Worker)?;
+    let reply = pool.request(&request).map_err(InspectError::Worker)?;
+    if let Some(error) = reply.error {
+        return Err(InspectError::Kernel(Box::new(error)));
+    }
+    let params = reply.body.params.ok_or_else(|| {
+        InspectError::Worker(WorkerFault::Garbled {
+            line: "an inspect reply without params".to_owned(),
+            stderr: String::new(),
+        })
+    })?;
+    let interface = KernelInterface {
+        params,
+        autotune: reply.body.autotune_configs,
+        backend_options: reply.body.backend_options,
+    };
+    if use_cache {
+        let _ = cache.put(&key, &interface);
+    }
+    Ok(interface)
+}

@@ -1,0 +1,39 @@
+//! The compile stage: Python workers that run the real Triton compiler, and the one loop every
+//! command runs them through.
+//!
+//! - `protocol`: the typed JSON-lines protocol (one [`Request`] enum, one [`Reply`], an
+//!   [`ErrorKind`] enum), mirrored by the embedded `worker.py`.
+//! - `process` and `pool`: one worker process (its own process group, handshake, timeouts, fault
+//!   detection) and a pool that runs jobs on N of them, one arch per process, replacing any that
+//!   crash, hang or garble the protocol. A worker's fault fails only the job it was running.
+//! - `toolchain`: the Python + Triton environments (managed, or the user's).
+//! - `cache`: the versioned result cache, atomic writes, broken entries recomputed.
+//! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
+//! - `run`: [`Settings`], the one cache-key scheme, the scratch folder and [`compile_all`], the
+//!   loop probe, replay and verify share.
+//!
+//! Nothing here prints; progress goes to a callback as [`Event`]s.
+
+pub mod cache;
+mod digest;
+pub mod inspect;
+pub mod outcome;
+mod pool;
+mod process;
+mod protocol;
+pub mod run;
+pub mod toolchain;
+
+pub use digest::{hex, kernel_digest, sha256};
+pub use inspect::{InspectError, KernelInterface, inspect};
+pub use outcome::{CompileOutcome, CompileStatus, OutcomeError, outcome_of_reply};
+pub use pool::Pool;
+pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
+pub use protocol::{
+    CompileJob, ErrorKind, Hello, JobArg, KernelParam, PROTOCOL_VERSION, Passed, Reply, ReplyBody,
+    ReplyError, Request, SourceLocation, Timings, WORKER_SCRIPT,
+};
+pub use run::{
+    Compiled, Event, Job, KeyContext, Scratch, Settings, compile_all, complete, key, needs_workers,
+    pool_for,
+};

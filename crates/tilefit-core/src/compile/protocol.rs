@@ -1,0 +1,380 @@
+//! The worker protocol, typed on this side (`worker.py` is the other): one [`Request`] enum, one
+//! [`Reply`] with a typed [`ReplyBody`], an [`ErrorKind`] enum. JSON lines; the first line a worker
+//! writes is a [`Hello`]. Nothing outside this module builds or reads protocol JSON by hand, so a
+//! renamed field fails to compile here or to parse at the boundary, never silently later.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::device::Target;
+use crate::input::autotune::AutotuneConfig;
+use crate::input::spec::Descriptor;
+
+/// The worker script, embedded so the binary needs nothing beside it.
+pub const WORKER_SCRIPT: &str = include_str!("worker.py");
+
+/// The protocol version both sides speak.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// The worker's first line.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    /// Must equal [`PROTOCOL_VERSION`].
+    pub protocol: u32,
+    /// The worker's Python version.
+    pub python: String,
+    /// The Triton version it imported, or `None` when the import failed.
+    pub triton: Option<String>,
+    /// Triton backends available (`nvidia`, `amd`).
+    #[serde(default)]
+    pub backends: Vec<String>,
+    /// Why `import triton` failed.
+    #[serde(default)]
+    pub import_error: Option<String>,
+    /// The worker's process id.
+    pub pid: u32,
+}
+
+/// A kernel parameter, as the worker's inspection reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[expect(
+    clippy::struct_excessive_bools,
+    reason = "the worker's inspection reply, one flag per property of a JITFunction parameter"
+)]
+pub struct KernelParam {
+    /// Parameter name.
+    pub name: String,
+    /// Declared `tl.constexpr`.
+    pub constexpr: bool,
+    /// Has a default value.
+    pub has_default: bool,
+    /// Listed in `do_not_specialize`.
+    #[serde(default)]
+    pub do_not_specialize: bool,
+    /// Set by the kernel's `@triton.heuristics` at every launch.
+    #[serde(default)]
+    pub heuristic: bool,
+}
+
+/// An argument as the worker receives it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct JobArg {
+    /// Triton type with placeholders filled: `*fp8e4nv`, `i32`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Example value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// 16-byte aligned pointer.
+    pub aligned: bool,
+    /// A host-side tensor descriptor's dtype, shape, strides and block shape.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub descriptor: Option<Descriptor>,
+}
+
+/// One compile: a config of the sweep for one target arch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CompileJob {
+    /// The kernel source file.
+    pub kernel_file: PathBuf,
+    /// The `@triton.jit` function.
+    pub function: String,
+    /// Non-constexpr arguments.
+    pub args: BTreeMap<String, JobArg>,
+    /// Constexpr values.
+    pub constexprs: BTreeMap<String, Value>,
+    /// Compile options (num_warps, num_stages, ...).
+    pub options: BTreeMap<String, Value>,
+    /// The target.
+    pub target: Target,
+    /// Run the whole compile (through the cubin) instead of stopping once shared memory is
+    /// allocated; part of the key, so the two never share a cache entry.
+    #[serde(default)]
+    pub full: bool,
+    /// Also send back the binary and ptxas's log, for registers, local memory and spills
+    /// (`--resources full`; implies the whole compile).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub resources: bool,
+}
+
+/// One request. Serialized with a `type` tag (`inspect`, `compile`, `compile_ir`, `launch`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Request {
+    /// A kernel's parameters, autotune list, heuristics and its Triton's backend options.
+    Inspect {
+        /// The kernel source file.
+        kernel_file: PathBuf,
+        /// The function (or its `@triton.autotune`/`@triton.heuristics` wrapper).
+        function: String,
+    },
+    /// Compile a spec config through the JIT's own specialization.
+    Compile {
+        /// The job.
+        #[serde(flatten)]
+        job: CompileJob,
+        /// Keep the binary in this folder (`tilefit verify`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        binary_dir: Option<PathBuf>,
+    },
+    /// Recompile a cached kernel's IR file for another target (replay).
+    CompileIr {
+        /// The `.ttir` (or `.ttgir`) file.
+        ir_file: PathBuf,
+        /// Compile options.
+        options: BTreeMap<String, Value>,
+        /// The target.
+        target: Target,
+        /// Compile through the binary.
+        full: bool,
+        /// Send back the binary and ptxas's log.
+        resources: bool,
+        /// Keep the binary in this folder.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        binary_dir: Option<PathBuf>,
+    },
+    /// Launch a spec config once on the local GPU (`tilefit verify --launch`).
+    Launch {
+        /// The kernel source file.
+        kernel_file: PathBuf,
+        /// The function.
+        function: String,
+        /// Arguments.
+        args: BTreeMap<String, JobArg>,
+        /// Constexprs.
+        constexprs: BTreeMap<String, Value>,
+        /// Options.
+        options: BTreeMap<String, Value>,
+        /// Program grid.
+        grid: Vec<u64>,
+        /// Bytes of each zero-filled pointer argument.
+        buffer_bytes: u64,
+    },
+}
+
+impl Request {
+    /// The target arch a compile request compiles for (the pool keeps one arch per worker).
+    pub fn arch(&self) -> Option<&str> {
+        match self {
+            Request::Compile { job, .. } => Some(&job.target.arch),
+            Request::CompileIr { target, .. } => Some(&target.arch),
+            Request::Inspect { .. } | Request::Launch { .. } => None,
+        }
+    }
+}
+
+/// A request line: the request and the id its reply echoes.
+#[derive(Serialize)]
+pub(crate) struct Envelope<'a> {
+    pub(crate) id: u64,
+    #[serde(flatten)]
+    pub(crate) request: &'a Request,
+}
+
+/// What kind of failure a reply, or tilefit itself, reports for one job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ErrorKind {
+    /// Triton refused the kernel for this config and target.
+    CompileError,
+    /// The target cannot run it at all (an fp8 type on sm_80, ...).
+    UnsupportedOnTarget,
+    /// The spec gives the kernel something it cannot take.
+    BadSpec,
+    /// The kernel file does not import.
+    BadKernel,
+    /// The Python or Triton environment is broken.
+    Toolchain,
+    /// A defect in tilefit's worker.
+    Internal,
+    /// The worker crashed, hung or garbled its reply (tilefit's side).
+    WorkerFault,
+    /// An interrupt kept the job from running (tilefit's side).
+    Interrupted,
+}
+
+impl ErrorKind {
+    /// `compile-error`, as reports write it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::CompileError => "compile-error",
+            ErrorKind::UnsupportedOnTarget => "unsupported-on-target",
+            ErrorKind::BadSpec => "bad-spec",
+            ErrorKind::BadKernel => "bad-kernel",
+            ErrorKind::Toolchain => "toolchain",
+            ErrorKind::Internal => "internal",
+            ErrorKind::WorkerFault => "worker-fault",
+            ErrorKind::Interrupted => "interrupted",
+        }
+    }
+
+    /// Only what the compiler decided is cached; faults and spec errors are retried next run.
+    pub fn is_compiler_decision(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::CompileError | ErrorKind::UnsupportedOnTarget
+        )
+    }
+
+    /// The spec or the kernel file is wrong: the run stops with a spec error.
+    pub fn is_input_error(self) -> bool {
+        matches!(self, ErrorKind::BadSpec | ErrorKind::BadKernel)
+    }
+}
+
+impl std::fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A place in a kernel's source file, as the worker computed it from a `CompilationError`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceLocation {
+    /// The source file.
+    pub file: String,
+    /// 1-based line in that file.
+    pub line: u64,
+    /// 1-based column.
+    pub column: u64,
+    /// The line's text, trimmed.
+    #[serde(default)]
+    pub text: String,
+}
+
+impl SourceLocation {
+    /// `moe.py:85:21`: the file's name, not its whole path.
+    pub fn short(&self) -> String {
+        let name = std::path::Path::new(&self.file)
+            .file_name()
+            .map_or_else(|| self.file.clone(), |n| n.to_string_lossy().into_owned());
+        format!("{name}:{}:{}", self.line, self.column)
+    }
+}
+
+/// What a failed request reports.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplyError {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// The reason, in one line.
+    pub message: String,
+    /// A traceback tail, for `--verbose` and bug reports.
+    #[serde(default)]
+    pub detail: String,
+    /// The compiler's whole diagnostic: `at L:C:`, the source excerpt with its caret, the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diagnostic: Option<String>,
+    /// Where in the kernel's source file the compiler stopped.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub location: Option<SourceLocation>,
+}
+
+/// What a launch passed for one parameter where it is more than a plain value.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Passed {
+    /// `dtype` (a `tl.` dtype constexpr), `none` (a None argument, a constexpr None),
+    /// `tensor-descriptor`, `heuristic` (set by `@triton.heuristics`) or `default` (the
+    /// signature's default).
+    pub how: String,
+    /// The value, as Python would show it.
+    pub value: Value,
+}
+
+/// Seconds a compile's stages took in the worker.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Timings {
+    /// Binding and specialization.
+    #[serde(default)]
+    pub specialize_s: f64,
+    /// The compile.
+    #[serde(default)]
+    pub compile_s: f64,
+}
+
+/// The body of a successful reply: the fields of each request kind, absent where they do not
+/// apply (an inspect reply has `params`, a compile reply `shared`, a launch reply `launched`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct ReplyBody {
+    /// Inspect: the kernel's parameters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Vec<KernelParam>>,
+    /// Inspect: the `@triton.autotune` configs, when the kernel has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub autotune_configs: Option<Vec<AutotuneConfig>>,
+    /// Inspect: the options each backend of this Triton takes.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub backend_options: BTreeMap<String, Vec<String>>,
+    /// Compile: `metadata.shared`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<u64>,
+    /// Compile: effective num_warps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_warps: Option<u64>,
+    /// Compile: effective num_stages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub num_stages: Option<u64>,
+    /// Compile: `metadata.tmem_size`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tmem_size: Option<u64>,
+    /// Compile: the signature Triton compiled (non-constexpr arguments).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub signature: BTreeMap<String, String>,
+    /// Compile: arguments marked divisible by 16.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub divisible_by_16: Vec<String>,
+    /// Compile: int arguments equal to 1, compiled as constants.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub specialized_to_1: Vec<String>,
+    /// Compile: parameters passed as more than a plain value.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub passed: BTreeMap<String, Passed>,
+    /// Compile: options the target's backend does not take, left out.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_options: Vec<String>,
+    /// Compile: stage timings.
+    #[serde(default)]
+    pub timings: Timings,
+    /// Compile with a binary folder: where the binary was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary: Option<PathBuf>,
+    /// Compile with binaries or resources: the kernel's symbol.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_name: Option<String>,
+    /// Compile with resources: `cubin` or `hsaco`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_format: Option<String>,
+    /// Compile with resources: the binary, base64.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_base64: Option<String>,
+    /// Compile with resources: ptxas's verbose log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compiler_log: Option<String>,
+    /// Launch: whether the launch went through.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launched: Option<bool>,
+    /// Launch: what refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch_error: Option<String>,
+    /// The process that answered (which worker ran a job, for the pool's tests and bug reports).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+}
+
+/// One reply line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    /// Echo of the request id.
+    pub id: u64,
+    /// `ok` or `error`.
+    pub status: String,
+    /// Set when `status` is `error`.
+    #[serde(default)]
+    pub error: Option<ReplyError>,
+    /// The rest of the reply.
+    #[serde(flatten)]
+    pub body: ReplyBody,
+}

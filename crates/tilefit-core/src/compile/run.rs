@@ -1,0 +1,321 @@
+//! The one compile loop probe, replay and verify share: [`Settings`] built once from the command
+//! line, one cache-key scheme ([`key`]), one private Triton scratch folder per pool ([`Scratch`]),
+//! and [`compile_all`]: take what the result cache has, compile each distinct job once (slowest
+//! first) on the worker pool, cache what the compiler decided, and report progress as events.
+//! An interrupt leaves the jobs it kept from running marked interrupted; [`complete`] is the one
+//! rule for whether a run finished.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use super::cache::{Lookup, ResultCache};
+use super::digest::sha256;
+use super::outcome::CompileOutcome;
+use super::pool::Pool;
+use super::process::WorkerCommand;
+use super::protocol::{PROTOCOL_VERSION, Request, WORKER_SCRIPT};
+use super::toolchain::Toolchain;
+
+/// How a run compiles: built once from the command line, the same for probe, replay and verify.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Worker processes.
+    pub jobs: usize,
+    /// Read and write the result cache.
+    pub use_cache: bool,
+    /// Per-job timeout.
+    pub job_timeout: Duration,
+    /// tilefit's cache directory.
+    pub cache_dir: PathBuf,
+    /// A worker script to run instead of the embedded one (fault injection).
+    pub worker_script: Option<PathBuf>,
+    /// Keep each compiled binary in this folder (`tilefit verify`); the cache is not used then.
+    pub binaries: Option<PathBuf>,
+    /// Compile through the binary instead of stopping after shared-memory allocation.
+    pub full_compile: bool,
+    /// Read registers, local memory, spills and launch bounds from each binary
+    /// (`--resources full`); implies the whole compile.
+    pub read_resources: bool,
+    /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
+    pub cancel: crate::cancel::Cancel,
+}
+
+impl Settings {
+    /// Whether results come from and go to the result cache (never when binaries are kept:
+    /// cached outcomes carry none).
+    pub fn caches(&self) -> bool {
+        self.use_cache && self.binaries.is_none()
+    }
+
+    /// Whether compiles run to the binary.
+    pub fn full(&self) -> bool {
+        self.full_compile || self.read_resources || self.binaries.is_some()
+    }
+
+    /// The digest of the worker that compiles: the embedded script or the fault-injection one.
+    pub fn worker_digest(&self) -> std::io::Result<String> {
+        Ok(match &self.worker_script {
+            Some(script) => sha256(&std::fs::read(script)?),
+            None => sha256(WORKER_SCRIPT.as_bytes()),
+        })
+    }
+}
+
+/// Progress, for a progress bar.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    /// Jobs are known; `to_compile` of them go to workers.
+    Planned {
+        /// All jobs.
+        jobs: usize,
+        /// From the cache.
+        cached: usize,
+        /// To compile.
+        to_compile: usize,
+    },
+    /// One compile finished.
+    Compiled {
+        /// Finished so far.
+        done: usize,
+        /// To compile in all.
+        total: usize,
+        /// What it was.
+        label: String,
+    },
+}
+
+/// A private `TRITON_CACHE_DIR` for a pool's workers, removed when dropped, so Triton's own cache
+/// can neither hide a compile nor fill the user's.
+pub struct Scratch {
+    path: PathBuf,
+}
+
+impl Scratch {
+    /// A fresh folder under tilefit's cache, unique to this process and `label`.
+    pub fn new(cache_dir: &Path, label: &str) -> Scratch {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let path = cache_dir
+            .join("scratch")
+            .join(format!("{label}-{}-{nanos}", std::process::id()));
+        Scratch { path }
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}
+
+/// The workers of a run: the embedded worker (or the fault-injection script) of `toolchain`, with
+/// a private Triton cache, stopped by the run's cancel flag.
+pub fn pool_for(toolchain: &Toolchain, settings: &Settings, scratch: &Scratch) -> Pool {
+    let command = match &settings.worker_script {
+        Some(script) => WorkerCommand::script(
+            toolchain.python.clone(),
+            script.clone(),
+            scratch.path().to_path_buf(),
+        ),
+        None => WorkerCommand::embedded(toolchain.python.clone(), scratch.path().to_path_buf()),
+    };
+    let command = WorkerCommand {
+        cancel: settings.cancel.clone(),
+        ..command
+    };
+    Pool::new(command, settings.jobs, settings.job_timeout)
+}
+
+/// Everything besides the request that decides a result.
+#[derive(Debug, Clone, Serialize)]
+pub struct KeyContext {
+    /// Digest of what is compiled: the kernel source (and its neighbours), or a cached IR file.
+    pub source: String,
+    /// Triton's version.
+    pub triton: String,
+    /// Python's version.
+    pub python: String,
+    /// Digest of the worker script.
+    pub worker: String,
+}
+
+/// The cache key of a request: a digest of every input. Paths are left out (the same source
+/// compiles the same anywhere; its digest is in the context), and so is where binaries go.
+pub fn key(request: &Request, context: &KeyContext) -> String {
+    let mut request = request.clone();
+    match &mut request {
+        Request::Compile { job, binary_dir } => {
+            job.kernel_file = PathBuf::new();
+            *binary_dir = None;
+        }
+        Request::CompileIr {
+            ir_file,
+            binary_dir,
+            ..
+        } => {
+            *ir_file = PathBuf::new();
+            *binary_dir = None;
+        }
+        Request::Inspect { kernel_file, .. } | Request::Launch { kernel_file, .. } => {
+            *kernel_file = PathBuf::new();
+        }
+    }
+    let material = serde_json::json!({
+        "request": request,
+        "context": context,
+        "protocol": PROTOCOL_VERSION,
+    });
+    sha256(material.to_string().as_bytes())
+}
+
+/// One compile to run: its request, cache key, a label for progress and a cost estimate (the
+/// slowest run first, so a sweep does not end waiting on one long compile).
+#[derive(Debug, Clone)]
+pub struct Job {
+    /// The request.
+    pub request: Request,
+    /// Its cache key ([`key`]).
+    pub key: String,
+    /// `sm_90 BLOCK_N=64 num_stages=2`.
+    pub label: String,
+    /// A rough, monotone cost.
+    pub cost: u64,
+}
+
+/// What [`compile_all`] came to.
+#[derive(Debug)]
+pub struct Compiled {
+    /// One outcome per job, in job order, and whether it came from the cache. Jobs an interrupt
+    /// kept from running are marked interrupted.
+    pub outcomes: Vec<(CompileOutcome, bool)>,
+    /// Cache entries found broken and recomputed.
+    pub recomputed: usize,
+    /// The first input error a worker reported (Triton refused a name or a type, the kernel
+    /// does not import).
+    pub input_error: Option<String>,
+    /// Wall time.
+    pub seconds: f64,
+}
+
+/// Compile every job: cache hits first, then each distinct key once on `pool`, slowest first;
+/// outcomes are cached as they arrive (only what the compiler decided).
+pub fn compile_all(
+    jobs: &[Job],
+    pool: &Pool,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Compiled {
+    let started = Instant::now();
+    let cache = ResultCache::new(&settings.cache_dir);
+    let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
+    let mut recomputed = 0;
+    if settings.caches() {
+        for (slot, job) in outcomes.iter_mut().zip(jobs) {
+            match cache.get::<CompileOutcome>(&job.key) {
+                Lookup::Hit(outcome) => *slot = Some((outcome, true)),
+                Lookup::Corrupt => recomputed += 1,
+                Lookup::Miss => {}
+            }
+        }
+    }
+    let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outcomes[i].is_none()).collect();
+    on_event(Event::Planned {
+        jobs: jobs.len(),
+        cached: jobs.len() - pending.len(),
+        to_compile: pending.len(),
+    });
+    // Identical jobs (same key) compile once.
+    let mut twins: Vec<(usize, usize)> = Vec::new();
+    let mut unique: Vec<usize> = Vec::new();
+    let mut first_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for &slot in &pending {
+        if let Some(&original) = first_of.get(jobs[slot].key.as_str()) {
+            twins.push((slot, original));
+        } else {
+            first_of.insert(&jobs[slot].key, slot);
+            unique.push(slot);
+        }
+    }
+    unique.sort_by_key(|&slot| std::cmp::Reverse(jobs[slot].cost));
+    let mut input_error: Option<String> = None;
+    if !unique.is_empty() {
+        let requests = unique
+            .iter()
+            .map(|&slot| with_binary_dir(&jobs[slot].request, settings.binaries.as_deref()))
+            .collect();
+        let mut done = 0;
+        pool.run(requests, |position, result| {
+            let slot = unique[position];
+            let outcome = match &result {
+                Ok(reply) => CompileOutcome::from_reply(reply),
+                Err(fault) => CompileOutcome::from_fault(fault),
+            };
+            if let Some(error) = &outcome.error
+                && error.kind.is_input_error()
+            {
+                input_error.get_or_insert_with(|| error.message.clone());
+            }
+            if settings.caches() && outcome.cacheable() {
+                // A cache that cannot be written only costs the next run time.
+                let _ = cache.put(&jobs[slot].key, &outcome);
+            }
+            done += 1;
+            on_event(Event::Compiled {
+                done,
+                total: unique.len(),
+                label: jobs[slot].label.clone(),
+            });
+            outcomes[slot] = Some((outcome, false));
+        });
+    }
+    for (slot, original) in twins {
+        let twin = outcomes[original].clone();
+        outcomes[slot] = twin;
+    }
+    Compiled {
+        outcomes: outcomes
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| (CompileOutcome::interrupted(), false)))
+            .collect(),
+        recomputed,
+        input_error,
+        seconds: started.elapsed().as_secs_f64(),
+    }
+}
+
+/// Whether any job needs a worker: a pool need not start when the cache has every result.
+pub fn needs_workers(jobs: &[Job], settings: &Settings) -> bool {
+    if !settings.caches() {
+        return !jobs.is_empty();
+    }
+    let cache = ResultCache::new(&settings.cache_dir);
+    jobs.iter()
+        .any(|job| !matches!(cache.get::<CompileOutcome>(&job.key), Lookup::Hit(_)))
+}
+
+/// The request with the folder binaries are kept in, when they are.
+fn with_binary_dir(request: &Request, dir: Option<&Path>) -> Request {
+    let mut request = request.clone();
+    if let Some(dir) = dir {
+        match &mut request {
+            Request::Compile { binary_dir, .. } | Request::CompileIr { binary_dir, .. } => {
+                *binary_dir = Some(dir.to_path_buf());
+            }
+            Request::Inspect { .. } | Request::Launch { .. } => {}
+        }
+    }
+    request
+}
+
+/// The one rule for a finished run: no job was kept from running by an interrupt.
+pub fn complete<'a>(outcomes: impl IntoIterator<Item = &'a CompileOutcome>) -> bool {
+    outcomes.into_iter().all(|o| !o.is_interrupted())
+}

@@ -1,0 +1,11 @@
+//! The input stage: everything a user hands tilefit, parsed and validated once. Probe specs
+//! (`spec`), a kernel's `@triton.autotune` list (`autotune`), engines' per-device config files
+//! (`config_files`), Triton caches indexed in Rust (`cache_index`), and the places compiled kernels
+//! already are: `torch.compile`'s Inductor cache and tritonparse traces (`sources`). Errors name
+//! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
+
+pub mod autotune;
+pub mod cache_index;
+pub mod config_files;
+pub mod sources;
+pub mod spec;

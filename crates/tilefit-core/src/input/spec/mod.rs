@@ -1,0 +1,710 @@
+//! Probe specs: the TOML a user writes to say which kernel to compile, with which arguments,
+//! over which sweep, for which devices. Parsed and validated once into a [`ProbeSpec`]; every
+//! error names the spec file, the field, and the fix. Binding the spec to the kernel's real
+//! parameter list (known only after Triton imports the kernel) happens in `job.rs`.
+
+mod args;
+mod files;
+mod recommend;
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use serde_json::Value;
+
+pub use args::{
+    ArgTemplate, DESCRIPTOR_TYPE, Descriptor, NONE_TYPE, check_type, fill_placeholders,
+};
+use args::{arg_template, placeholders_in};
+pub use files::{EntryEdits, FileVariant, FilesSpec, variant_key_parts};
+use files::{RawFiles, files_spec};
+use recommend::recommend_rule;
+pub use recommend::{Preference, RecommendRule};
+
+/// Scalar element types Triton's signature strings use.
+pub const TRITON_DTYPES: &[&str] = &[
+    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e4b8",
+    "fp8e4b15", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64",
+];
+
+/// Axes that are compile options rather than kernel parameters.
+pub const OPTION_AXES: &[&str] = &["num_warps", "num_stages", "num_ctas", "maxnreg"];
+
+/// One sweep axis: a name and the values it takes, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Constexpr name, dtype placeholder, or option (`num_warps`, `num_stages`, ...).
+    pub name: String,
+    /// Values, never empty.
+    pub values: Vec<Value>,
+}
+
+/// A validated probe spec.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ProbeSpec {
+    /// The spec file.
+    pub path: PathBuf,
+    /// The kernel source file, absolute.
+    pub kernel_file: PathBuf,
+    /// The `@triton.jit` function's name.
+    pub function: String,
+    /// Triton version the spec asks for.
+    pub triton: Option<String>,
+    /// Non-constexpr arguments, in the order written.
+    pub args: Vec<(String, ArgTemplate)>,
+    /// Fixed constexprs.
+    pub constexprs: Vec<(String, Value)>,
+    /// Fixed compile options.
+    pub options: Vec<(String, Value)>,
+    /// Sweep axes, outermost first.
+    pub sweep: Vec<Axis>,
+    /// Device names as written; empty means the default fleet.
+    pub targets: Vec<String>,
+    /// How to pick the config per device.
+    pub recommend: RecommendRule,
+    /// How `tilefit verify --launch` launches a config on a real GPU.
+    pub launch: LaunchSettings,
+    /// Whether the kernel's `@triton.autotune` list joins the sweep (`[sweep] autotune`).
+    pub autotune: AutotuneUse,
+    /// Per-device config files to sweep (`[sweep] from_files`), a glob relative to the spec.
+    pub config_files: Option<PathBuf>,
+    /// `[files]`: what the engine's launcher does to an entry, and the kernel variant each
+    /// variant part of a file name selects.
+    pub files: FilesSpec,
+    /// Configs listed outside the axes (an autotune list, config files), crossed with the axes;
+    /// filled by [`ProbeSpec::with_listed`] once they are known.
+    pub listed: Option<ListedConfigs>,
+    /// `[recommend]` as written, for the rule over the listed configs' axes.
+    raw_recommend: Option<RawRecommend>,
+}
+
+/// `[sweep] autotune`: what to do with a kernel's `@triton.autotune` configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AutotuneUse {
+    /// Not written: sweep them when the kernel has them.
+    Auto,
+    /// `autotune = true`: the kernel must have them ([recommend] may name their keys).
+    Required,
+    /// `autotune = false`: sweep the axes only.
+    Ignored,
+}
+
+/// Where listed configs come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ListKind {
+    /// The kernel's `@triton.autotune(configs=[...])`.
+    Autotune,
+    /// Per-device JSON config files.
+    ConfigFiles,
+}
+
+/// One listed config and where it was listed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedConfig {
+    /// Its values: meta-parameters (constexprs) first, then num_warps, num_stages and any other
+    /// option.
+    pub values: Config,
+    /// Where it appears: `autotune #3`, `E=8,N=14336,device_name=...json: 16`.
+    pub origins: Vec<String>,
+    /// The archs it is compiled for; `None`: every arch of the fleet. A config file's entry is
+    /// compiled for its own device's arch and for the fleet's archs of the same backend.
+    pub archs: Option<Vec<String>>,
+}
+
+/// The key a config-file sweep with `[files.variants]` uses for the variant of each entry.
+pub const VARIANT_KEY: &str = "variant";
+
+/// Configs from a list, crossed with the spec's axes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ListedConfigs {
+    /// Autotune list or config files.
+    pub kind: ListKind,
+    /// Distinct configs, in first-listed order.
+    pub configs: Vec<ListedConfig>,
+}
+
+impl ListedConfigs {
+    /// The keys the configs set, as axes with their distinct values (first-seen order).
+    pub fn axes(&self) -> Vec<Axis> {
+        let mut axes: Vec<Axis> = Vec::new();
+        for config in &self.configs {
+            for (name, value) in &config.values {
+                match axes.iter_mut().find(|a| &a.name == name) {
+                    Some(seen) => {
+                        if !seen.values.contains(value) {
+                            seen.values.push(value.clone());
+                        }
+                    }
+                    None => axes.push(Axis {
+                        name: name.clone(),
+                        values: vec![value.clone()],
+                    }),
+                }
+            }
+        }
+        axes
+    }
+
+    /// `the @triton.autotune configs of `f`` or `the config files`, for messages.
+    pub fn describe(&self, function: &str) -> String {
+        match self.kind {
+            ListKind::Autotune => format!("the @triton.autotune configs of `{function}`"),
+            ListKind::ConfigFiles => "the config files".to_owned(),
+        }
+    }
+}
+
+/// `[launch]`: the grid and the scratch buffers of a test launch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LaunchSettings {
+    /// Program grid (one to three dimensions).
+    pub grid: Vec<u64>,
+    /// Bytes of each zero-filled pointer argument.
+    pub buffer_bytes: u64,
+}
+
+/// Scratch bytes per pointer argument when the spec does not say: enough for the examples'
+/// first program to read whole 4096 x 4096 fp16 operands.
+pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
+
+/// Why a spec was refused. Each names the file and the field.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SpecError {
+    /// The spec file could not be read.
+    #[error("cannot read the spec `{path}`: {reason}")]
+    Read {
+        /// The spec path.
+        path: String,
+        /// The OS error.
+        reason: String,
+    },
+    /// The TOML does not parse or does not have the spec's shape.
+    #[error("`{path}` is not a valid probe spec: {reason}")]
+    Toml {
+        /// The spec path.
+        path: String,
+        /// The parser's message, with line and column.
+        reason: String,
+    },
+    /// A field's value is wrong.
+    #[error("`{path}`: `{field}` {problem}")]
+    Field {
+        /// The spec path.
+        path: String,
+        /// The field, as `[section].key`.
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+        /// What to write instead.
+        fix: String,
+    },
+}
+
+impl SpecError {
+    /// What the user should do.
+    pub fn hint(&self) -> String {
+        match self {
+            SpecError::Read { .. } => "check the path; spec paths are relative to the current directory".to_owned(),
+            SpecError::Toml { reason, .. } => did_you_mean(reason).unwrap_or_else(|| {
+                "the README's \"Probe specs\" section shows every field; examples/*/spec.toml are working specs".to_owned()
+            }),
+            SpecError::Field { fix, .. } => fix.clone(),
+        }
+    }
+}
+
+/// For serde's "unknown field `fucntion`, expected one of `file`, `function`": the closest one.
+fn did_you_mean(reason: &str) -> Option<String> {
+    let rest = reason.split("unknown field `").nth(1)?;
+    let (unknown, rest) = rest.split_once('`')?;
+    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    let (score, best) = expected
+        .iter()
+        .map(|e| (strsim::normalized_damerau_levenshtein(unknown, e), *e))
+        .max_by(|a, b| a.0.total_cmp(&b.0))?;
+    (score >= 0.5).then(|| format!("did you mean `{best}` instead of `{unknown}`?"))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSpec {
+    kernel: RawKernel,
+    #[serde(default)]
+    args: toml::Table,
+    #[serde(default)]
+    constexprs: toml::Table,
+    #[serde(default)]
+    options: toml::Table,
+    #[serde(default)]
+    sweep: toml::Table,
+    #[serde(default)]
+    targets: Option<RawTargets>,
+    #[serde(default)]
+    recommend: Option<RawRecommend>,
+    #[serde(default)]
+    launch: Option<RawLaunch>,
+    #[serde(default)]
+    files: Option<RawFiles>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLaunch {
+    #[serde(default)]
+    grid: Option<Vec<u64>>,
+    #[serde(default)]
+    buffer_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawKernel {
+    file: String,
+    function: String,
+    #[serde(default)]
+    triton: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTargets {
+    devices: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecommend {
+    #[serde(default)]
+    per: Option<Vec<String>>,
+    #[serde(default)]
+    prefer: Option<Vec<String>>,
+    #[serde(default)]
+    baseline: toml::Table,
+}
+
+/// Read and validate a spec file.
+pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
+    let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })?;
+    parse(&text, path)
+}
+
+/// Validate spec text; `path` locates the kernel file and names the spec in errors.
+pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
+    let shown = path.display().to_string();
+    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml {
+        path: shown.clone(),
+        reason: e.to_string().trim_end().to_owned(),
+    })?;
+    let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
+        path: shown.clone(),
+        field: field.to_owned(),
+        problem,
+        fix,
+    };
+
+    let base = path.parent().unwrap_or(Path::new("."));
+    let kernel_file = base.join(&raw.kernel.file);
+    if !kernel_file.is_file() {
+        return Err(field_error(
+            "[kernel].file",
+            format!("names `{}`, which does not exist", kernel_file.display()),
+            "the kernel file's path is relative to the spec file".to_owned(),
+        ));
+    }
+    let kernel_file = std::path::absolute(&kernel_file).unwrap_or(kernel_file);
+    if raw.kernel.function.trim().is_empty() {
+        return Err(field_error(
+            "[kernel].function",
+            "is empty".to_owned(),
+            "name the @triton.jit function to compile".to_owned(),
+        ));
+    }
+
+    let mut sweep_table = raw.sweep.clone();
+    let autotune = match sweep_table.remove("autotune") {
+        None => AutotuneUse::Auto,
+        Some(toml::Value::Boolean(true)) => AutotuneUse::Required,
+        Some(toml::Value::Boolean(false)) => AutotuneUse::Ignored,
+        Some(other) => {
+            return Err(field_error(
+                "[sweep].autotune",
+                format!("is `{other}`, not true or false"),
+                "`autotune = true` sweeps the kernel's @triton.autotune configs, `false` ignores them"
+                    .to_owned(),
+            ));
+        }
+    };
+    let config_files = match sweep_table.remove("from_files") {
+        None => None,
+        Some(toml::Value::String(pattern)) if !pattern.trim().is_empty() => {
+            Some(base.join(pattern.trim()))
+        }
+        Some(other) => {
+            return Err(field_error(
+                "[sweep].from_files",
+                format!("is `{other}`, not a file pattern"),
+                "write the per-device config files' path, relative to the spec: `from_files = \"configs/*.json\"`"
+                    .to_owned(),
+            ));
+        }
+    };
+    if config_files.is_some() && autotune == AutotuneUse::Required {
+        return Err(field_error(
+            "[sweep].autotune",
+            "is true, and [sweep].from_files also lists configs".to_owned(),
+            "sweep one list: the autotune configs or the config files".to_owned(),
+        ));
+    }
+    let sweep = parse_sweep(&sweep_table, &field_error)?;
+    let axis_names: Vec<&str> = sweep.iter().map(|a| a.name.as_str()).collect();
+
+    let constexprs = fixed_values(&raw.constexprs, "constexprs", &axis_names, &field_error)?;
+    let options = fixed_values(&raw.options, "options", &axis_names, &field_error)?;
+
+    let mut args = Vec::new();
+    let mut placeholders: Vec<String> = Vec::new();
+    for (name, value) in &raw.args {
+        let template = arg_template(name, value, &axis_names, &field_error)?;
+        for placeholder in placeholders_in(&template.type_template) {
+            if !placeholders.contains(&placeholder) {
+                placeholders.push(placeholder);
+            }
+        }
+        if axis_names.contains(&name.as_str()) && template.value.is_some() {
+            return Err(field_error(
+                &format!("[args].{name}"),
+                "has a value and is also a [sweep] axis".to_owned(),
+                "keep the value in one place: the sweep".to_owned(),
+            ));
+        }
+        args.push((name.clone(), template));
+    }
+
+    let targets = raw.targets.map(|t| t.devices).unwrap_or_default();
+    if let Some(empty) = targets.iter().position(|t| t.trim().is_empty()) {
+        return Err(field_error(
+            &format!("[targets].devices[{empty}]"),
+            "is empty".to_owned(),
+            "name a device (`rtx-pro-6000`) or an arch (`sm_120`)".to_owned(),
+        ));
+    }
+
+    // With configs listed elsewhere (autotune, files), the rule may name their keys: it is checked
+    // once they are known (`with_listed`).
+    let deferred = autotune == AutotuneUse::Required || config_files.is_some();
+    let recommend = if deferred {
+        RecommendRule {
+            per: Vec::new(),
+            prefer: vec![Preference::Keep],
+            baseline: Vec::new(),
+        }
+    } else {
+        recommend_rule(raw.recommend.clone(), &sweep, &placeholders, &field_error)?
+    };
+    let files = match raw.files {
+        None => FilesSpec::default(),
+        Some(_) if config_files.is_none() => {
+            return Err(field_error(
+                "[files]",
+                "is given, but [sweep].from_files lists no config files".to_owned(),
+                "add `from_files = \"configs/**/*.json\"` to [sweep], or remove [files]".to_owned(),
+            ));
+        }
+        Some(files) => files_spec(&files, &axis_names, &field_error)?,
+    };
+    let launch = match raw.launch {
+        None => LaunchSettings {
+            grid: vec![1],
+            buffer_bytes: DEFAULT_LAUNCH_BUFFER_BYTES,
+        },
+        Some(raw) => {
+            let grid = raw.grid.unwrap_or_else(|| vec![1]);
+            if grid.is_empty() || grid.len() > 3 || grid.contains(&0) {
+                return Err(field_error(
+                    "[launch].grid",
+                    format!("is {grid:?}"),
+                    "give one to three positive sizes: `grid = [4, 16, 1]`".to_owned(),
+                ));
+            }
+            LaunchSettings {
+                grid,
+                buffer_bytes: raw.buffer_bytes.unwrap_or(DEFAULT_LAUNCH_BUFFER_BYTES),
+            }
+        }
+    };
+    Ok(ProbeSpec {
+        path: path.to_path_buf(),
+        kernel_file,
+        function: raw.kernel.function,
+        triton: raw.kernel.triton,
+        args,
+        constexprs,
+        options,
+        sweep,
+        targets,
+        recommend,
+        launch,
+        autotune,
+        config_files,
+        files,
+        listed: None,
+        raw_recommend: raw.recommend,
+    })
+}
+
+type FieldError<'a> = dyn Fn(&str, String, String) -> SpecError + 'a;
+
+fn parse_sweep(table: &toml::Table, field_error: &FieldError<'_>) -> Result<Vec<Axis>, SpecError> {
+    let mut sweep = Vec::new();
+    for (name, value) in table {
+        let field = format!("[sweep].{name}");
+        let toml::Value::Array(items) = value else {
+            return Err(field_error(
+                &field,
+                "must be a list of values".to_owned(),
+                format!("write `{name} = [{value}]`"),
+            ));
+        };
+        if items.is_empty() {
+            return Err(field_error(
+                &field,
+                "is an empty list, so the sweep has no configs".to_owned(),
+                format!("give `{name}` at least one value, or remove it"),
+            ));
+        }
+        let values = items
+            .iter()
+            .map(|v| scalar(v).ok_or(()))
+            .collect::<Result<Vec<_>, ()>>()
+            .map_err(|()| {
+                field_error(
+                    &field,
+                    "holds a value that is not a number, boolean or string".to_owned(),
+                    "sweep values are scalars: `BLOCK_N = [32, 64]`".to_owned(),
+                )
+            })?;
+        sweep.push(Axis {
+            name: name.clone(),
+            values,
+        });
+    }
+    Ok(sweep)
+}
+
+fn scalar(value: &toml::Value) -> Option<Value> {
+    match value {
+        toml::Value::Integer(i) => Some(Value::from(*i)),
+        toml::Value::Float(f) => Some(Value::from(*f)),
+        toml::Value::Boolean(b) => Some(Value::from(*b)),
+        toml::Value::String(s) => Some(Value::from(s.clone())),
+        _ => None,
+    }
+}
+
+fn fixed_values(
+    table: &toml::Table,
+    section: &str,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<Vec<(String, Value)>, SpecError> {
+    table
+        .iter()
+        .map(|(name, value)| {
+            let field = format!("[{section}].{name}");
+            if axes.contains(&name.as_str()) {
+                return Err(field_error(
+                    &field,
+                    "is fixed here and also swept in [sweep]".to_owned(),
+                    format!(
+                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
+                    ),
+                ));
+            }
+            let value = scalar(value).ok_or_else(|| {
+                field_error(
+                    &field,
+                    "is not a number, boolean or string".to_owned(),
+                    format!("write `{name} = 32`"),
+                )
+            })?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}
+
+/// One point of the sweep: a value for every axis, in axis order.
+pub type Config = Vec<(String, Value)>;
+
+impl ProbeSpec {
+    /// The `{placeholder}` names the argument types use.
+    pub fn placeholders(&self) -> Vec<String> {
+        let mut names: Vec<String> = Vec::new();
+        for (_, template) in &self.args {
+            let descriptor = template.descriptor.as_ref().map(|d| d.dtype.as_str());
+            for name in placeholders_in(&template.type_template)
+                .into_iter()
+                .chain(descriptor.map(placeholders_in).unwrap_or_default())
+            {
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        names
+    }
+
+    /// Every axis a config sets: the [sweep] axes, then the listed configs' keys.
+    pub fn axes(&self) -> Vec<Axis> {
+        let mut axes = self.sweep.clone();
+        if let Some(listed) = &self.listed {
+            axes.extend(listed.axes());
+        }
+        axes
+    }
+
+    /// This spec with `listed` crossed into its sweep: checks that nothing else sets their keys
+    /// and makes the recommendation rule over every axis.
+    pub fn with_listed(&self, listed: ListedConfigs) -> Result<ProbeSpec, SpecError> {
+        let path = self.path.display().to_string();
+        let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
+            path: path.clone(),
+            field: field.to_owned(),
+            problem,
+            fix,
+        };
+        let source = listed.describe(&self.function);
+        let listed_axes = listed.axes();
+        for axis in &listed_axes {
+            let name = axis.name.as_str();
+            let clash = if self.sweep.iter().any(|a| a.name == name) {
+                Some("sweep")
+            } else if self.constexprs.iter().any(|(k, _)| k == name) {
+                Some("constexprs")
+            } else if self.options.iter().any(|(k, _)| k == name) {
+                Some("options")
+            } else {
+                None
+            };
+            if let Some(section) = clash {
+                return Err(field_error(
+                    &format!("[{section}].{name}"),
+                    format!("is also set by {source}"),
+                    format!("remove it from [{section}]: the listed configs set `{name}`"),
+                ));
+            }
+        }
+        let mut all_axes = self.sweep.clone();
+        all_axes.extend(listed_axes);
+        let placeholders = self.placeholders();
+        let rule = recommend_rule(
+            self.raw_recommend.clone(),
+            &all_axes,
+            &placeholders,
+            &field_error,
+        )?;
+        Ok(ProbeSpec {
+            recommend: rule,
+            listed: Some(listed),
+            ..self.clone()
+        })
+    }
+
+    /// Every config of the sweep, the first axis outermost (the order a reader expects rows in),
+    /// each crossed with the listed configs when there are any (listed order inside).
+    pub fn configs(&self) -> Vec<Config> {
+        let crossed = self.axis_configs();
+        match &self.listed {
+            None => crossed,
+            Some(listed) => crossed
+                .into_iter()
+                .flat_map(|prefix| {
+                    listed.configs.iter().map(move |config| {
+                        let mut values = prefix.clone();
+                        values.extend(config.values.iter().cloned());
+                        values
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// Where each config of [`ProbeSpec::configs`] was listed (empty for axis-only sweeps).
+    pub fn config_origins(&self) -> Vec<Vec<String>> {
+        let crossed = self.axis_configs().len();
+        match &self.listed {
+            None => vec![Vec::new(); crossed],
+            Some(listed) => (0..crossed)
+                .flat_map(|_| listed.configs.iter().map(|c| c.origins.clone()))
+                .collect(),
+        }
+    }
+
+    /// The archs each config of [`ProbeSpec::configs`] compiles for (`None`: the whole fleet).
+    pub fn config_archs(&self) -> Vec<Option<Vec<String>>> {
+        let crossed = self.axis_configs().len();
+        match &self.listed {
+            None => vec![None; crossed],
+            Some(listed) => (0..crossed)
+                .flat_map(|_| listed.configs.iter().map(|c| c.archs.clone()))
+                .collect(),
+        }
+    }
+
+    /// The `[files.variants]` that apply to a config's variant label, least specific first, or
+    /// `None` for configs without a variant.
+    pub fn variant_of(&self, config: &[(String, Value)]) -> Vec<&FileVariant> {
+        if self.files.variants.is_empty() {
+            return Vec::new();
+        }
+        let Some(label) = config
+            .iter()
+            .find(|(k, _)| k == VARIANT_KEY)
+            .and_then(|(_, v)| v.as_str())
+        else {
+            return Vec::new();
+        };
+        let parts = variant_key_parts(label);
+        let mut applied: Vec<&FileVariant> = self
+            .files
+            .variants
+            .iter()
+            .filter(|v| v.parts.iter().all(|p| parts.contains(p)))
+            .collect();
+        applied.sort_by_key(|v| v.parts.len());
+        applied
+    }
+
+    /// The cartesian product of the [sweep] axes.
+    fn axis_configs(&self) -> Vec<Config> {
+        let mut configs: Vec<Config> = vec![Vec::new()];
+        for axis in &self.sweep {
+            configs = configs
+                .into_iter()
+                .flat_map(|prefix| {
+                    axis.values.iter().map(move |value| {
+                        let mut config = prefix.clone();
+                        config.push((axis.name.clone(), value.clone()));
+                        config
+                    })
+                })
+                .collect();
+        }
+        configs
+    }
+}
+
+/// `kv_dtype=fp8e4nv num_stages=2`.
+pub fn describe_config(config: &[(String, Value)]) -> String {
+    config
+        .iter()
+        .map(|(k, v)| match v {
+            Value::String(s) => format!("{k}={s}"),
+            other => format!("{k}={other}"),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -1,0 +1,7 @@
+//! The judge stage: verdicts per device (`verdict`: shared memory against the budget, the thread
+//! limit, occupancy), a probe's results and recommendation (`probe`), listed configs per device
+//! and per config file (`listed`).
+
+pub mod listed;
+pub mod probe;
+pub mod verdict;

@@ -1,0 +1,9 @@
+//! The model: the report types every command produces and `tilefit report` reads back. A probe's
+//! report (`probe`), a replay's (`replay`), the listed configs' summary both carry (`listed`), and
+//! the verdicts in them (`verdict`).
+//! Data only: built by `run`, drawn by `render`.
+
+pub mod listed;
+pub mod probe;
+pub mod replay;
+pub mod verdict;

@@ -1,0 +1,282 @@
+//! The replay report in the terminal and in Markdown: kernel variants as rows, the arch and bytes
+//! the workload compiled them for beside the fleet's devices grouped by arch, then what tells the
+//! variants apart, what was skipped and why, and the versions that produced and replayed them.
+
+use std::fmt::Write as _;
+
+use super::Findings as _;
+use super::{Exporter, Markdown, Table, Terminal, device_columns, devices_by_arch, verdict_cell};
+use crate::device::TargetDevice;
+use crate::model::replay::{KernelVariant, ReplayReport, ReplayResult};
+use crate::units::format_count;
+
+/// The cells of one kernel variant: `cell` of its result for each device's arch, `-` where there
+/// is none or `cell` says nothing.
+fn device_cells(
+    report: &ReplayReport,
+    index: usize,
+    devices: &[&TargetDevice],
+    cell: impl Fn(&ReplayResult, &TargetDevice) -> Option<String>,
+) -> Vec<String> {
+    devices
+        .iter()
+        .map(|device| {
+            report
+                .results
+                .iter()
+                .find(|r| r.kernel.index == index && r.arch == device.arch)
+                .and_then(|r| cell(r, device))
+                .unwrap_or_else(|| "-".to_owned())
+        })
+        .collect()
+}
+
+fn table(report: &ReplayReport) -> Table {
+    let devices = devices_by_arch(&report.targets);
+    let (header, budget_row) = device_columns(&devices, &["kernel", "compiled for"]);
+    let mut rows = vec![budget_row];
+    for (index, variant) in report.kernels.iter().enumerate() {
+        let original = format!(
+            "{} {}",
+            variant.original_arch,
+            variant
+                .original_shared_bytes
+                .map(format_count)
+                .unwrap_or_default()
+        );
+        let mut row = vec![format!("{} #{}", variant.name, variant.id), original];
+        row.extend(device_cells(report, index, &devices, |r, device| {
+            Some(verdict_cell(r.status, r.shared_bytes, &r.verdicts, device))
+        }));
+        rows.push(row);
+    }
+    let numeric = (2..2 + devices.len()).collect();
+    Table {
+        header,
+        rows,
+        numeric,
+    }
+}
+
+/// Registers, spills and occupancy per (kernel, device), when the binaries were read.
+fn resources_table(report: &ReplayReport) -> Option<Table> {
+    if report.results.iter().all(|r| r.resources.is_none()) {
+        return None;
+    }
+    let devices = devices_by_arch(&report.targets);
+    let (header, _) = device_columns(&devices, &["kernel"]);
+    let rows = report
+        .kernels
+        .iter()
+        .enumerate()
+        .map(|(index, variant)| {
+            let mut row = vec![format!("{} #{}", variant.name, variant.id)];
+            row.extend(device_cells(report, index, &devices, |r, device| {
+                super::resources_cell(r.resources.as_ref(), &r.verdicts, device)
+            }));
+            row
+        })
+        .collect();
+    Some(Table {
+        header,
+        rows,
+        numeric: Vec::new(),
+    })
+}
+
+/// What tells a variant apart from the others of the same name: its options, and the arguments
+/// whose type or divisibility differ among them.
+fn distinguishing(report: &ReplayReport, variant: &KernelVariant) -> String {
+    let siblings: Vec<&KernelVariant> = report
+        .kernels
+        .iter()
+        .filter(|k| k.name == variant.name)
+        .collect();
+    // num_warps and num_stages always; other options only where the variants differ.
+    let mut parts: Vec<String> = variant
+        .options
+        .iter()
+        .filter(|(k, v)| {
+            k.as_str() == "num_warps"
+                || k.as_str() == "num_stages"
+                || siblings.iter().any(|s| s.options.get(*k) != Some(*v))
+        })
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    if !variant.tile_ranges.is_empty() {
+        let ranges: Vec<String> = variant.tile_ranges.iter().map(u64::to_string).collect();
+        parts.push(format!("tile ranges {}", ranges.join("/")));
+    }
+    for arg in &variant.args {
+        let differs = siblings.iter().any(|s| {
+            s.args
+                .iter()
+                .find(|a| a.name == arg.name)
+                .is_none_or(|a| a.ty != arg.ty || a.divisible_by_16 != arg.divisible_by_16)
+        });
+        if differs {
+            let hint = if arg.divisible_by_16 {
+                " (divisible by 16)"
+            } else {
+                ""
+            };
+            parts.push(format!("{}: {}{hint}", arg.name, arg.ty));
+        }
+    }
+    parts.join(", ")
+}
+
+fn variant_lines(report: &ReplayReport) -> Vec<String> {
+    report
+        .kernels
+        .iter()
+        .map(|v| {
+            format!(
+                "#{} {} ({}; Triton {}): {}{}",
+                v.id,
+                v.name,
+                v.source
+                    .as_deref()
+                    .unwrap_or("source location not recorded"),
+                v.triton_version
+                    .as_deref()
+                    .unwrap_or("version not recorded"),
+                distinguishing(report, v),
+                if v.copies > 1 {
+                    format!(" [{} identical entries]", v.copies)
+                } else {
+                    String::new()
+                }
+            )
+        })
+        .collect()
+}
+
+/// Distinct compile problems per arch.
+pub(crate) fn problems(report: &ReplayReport) -> Vec<String> {
+    super::distinct_problems(report.results.iter().map(|r| {
+        (
+            r.arch.as_str(),
+            format!("{} #{}", r.kernel.name, r.kernel.id),
+            r.error.as_ref(),
+        )
+    }))
+}
+
+fn versions_line(report: &ReplayReport) -> String {
+    report
+        .versions
+        .iter()
+        .map(|g| {
+            let produced = g.produced_by.as_deref().unwrap_or("an unrecorded version");
+            if g.produced_by.as_deref() == Some(g.replayed_with.as_str()) {
+                format!("{} kernels produced and replayed by Triton {}", g.kernels, g.replayed_with)
+            } else {
+                format!(
+                    "{} kernels produced by Triton {produced}, replayed by Triton {} (bytes may differ from that version's)",
+                    g.kernels, g.replayed_with
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn footer(report: &ReplayReport) -> String {
+    let s = &report.stats;
+    format!(
+        "{} cache entries scanned: {} kernel variants, {} other entries, {} skipped. {} recompiles: {} compiled, {} from cache{}, {:.1} s.",
+        s.entries_scanned,
+        s.kernels,
+        s.other_entries,
+        s.skipped,
+        s.jobs,
+        s.compiled,
+        s.cached,
+        if s.failed > 0 {
+            format!(", {} FAILED", s.failed)
+        } else {
+            String::new()
+        },
+        s.seconds
+    )
+}
+
+impl Exporter<ReplayReport> for Terminal {
+    fn export(&self, report: &ReplayReport) -> String {
+        let mut out = format!(
+            "Kernels from {}: shared memory per block, recompiled from their IR for each target arch\n{}\n\n",
+            report.caches.join(", "),
+            versions_line(report)
+        );
+        out.push_str(&super::terminal::draw(&table(report), ""));
+        if let Some(table) = resources_table(report) {
+            let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
+            out.push_str(&super::terminal::draw(&table, ""));
+        }
+        out.push_str("\nVariants\n");
+        for line in variant_lines(report) {
+            let _ = writeln!(out, "  {line}");
+        }
+        let problems = problems(report);
+        if !problems.is_empty() {
+            out.push_str("\nDid not compile, or failed\n");
+            for line in problems {
+                let _ = writeln!(out, "  {line}");
+            }
+        }
+        if !report.skipped.is_empty() {
+            out.push_str("\nSkipped\n");
+            for skipped in &report.skipped {
+                let _ = writeln!(out, "  {}: {}", skipped.path.display(), skipped.reason);
+            }
+        }
+        let over = report
+            .judged()
+            .iter()
+            .filter(|j| j.verdict == crate::model::verdict::VerdictCode::OverBudget)
+            .count();
+        if over > 0 {
+            let _ = writeln!(out, "\nOver budget: {over} (kernel, device) pairs");
+        }
+        let _ = writeln!(out, "\n{}", footer(report));
+        out
+    }
+}
+
+impl Exporter<ReplayReport> for Markdown {
+    fn export(&self, report: &ReplayReport) -> String {
+        let mut out = format!(
+            "### tilefit replay: {} kernel variants\n\n{}\n\n",
+            report.kernels.len(),
+            versions_line(report)
+        );
+        out.push_str(&super::markdown::draw(&table(report)));
+        if let Some(table) = resources_table(report) {
+            let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
+            out.push_str(&super::markdown::draw(&table));
+        }
+        out.push_str("\n<details><summary>Variants</summary>\n\n");
+        for line in variant_lines(report) {
+            let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+        }
+        out.push_str("\n</details>\n\n");
+        let problems = problems(report);
+        if !problems.is_empty() {
+            out.push_str("<details><summary>Did not compile, or failed</summary>\n\n");
+            for line in problems {
+                let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+            }
+            out.push_str("\n</details>\n\n");
+        }
+        if !report.skipped.is_empty() {
+            out.push_str("<details><summary>Skipped</summary>\n\n");
+            for skipped in &report.skipped {
+                let _ = writeln!(out, "- `{}`: {}", skipped.path.display(), skipped.reason);
+            }
+            out.push_str("\n</details>\n\n");
+        }
+        let _ = writeln!(out, "<sub>{}</sub>", footer(report));
+        out
+    }
+}

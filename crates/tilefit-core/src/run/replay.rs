@@ -1,0 +1,273 @@
+//! `replay`: recompile every kernel a real workload compiled, straight from its Triton cache, for
+//! every arch of the fleet, and judge the bytes against every device. The cache is indexed in Rust
+//! (`input::cache_index`); each distinct kernel is recompiled from its cached IR file with the
+//! options it was compiled with, by the Triton version that produced it (the caller supplies one
+//! toolchain per version, so versions never mix). Only IR reaches the compiler: nothing from the
+//! cache is imported or executed. Compiles go through the shared loop (`compile::compile_all`).
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::compile::CompileStatus;
+use crate::compile::WorkerFault;
+use crate::compile::toolchain::Toolchain;
+use crate::compile::{self, CompileOutcome, Event, Job, KeyContext, Request, Scratch, Settings};
+use crate::device::{Target, TargetDevice};
+use crate::input::cache_index::{CacheIndex, CachedKernel, PORTABLE_OPTIONS};
+use crate::judge::probe::judge_on;
+use crate::model::probe::ToolInfo;
+use crate::model::replay::{
+    KernelRef, KernelVariant, REPLAY_SCHEMA_VERSION, ReplayReport, ReplayResult, ReplayStats,
+    VersionGroup,
+};
+use crate::plan::jobs::fleet_archs;
+
+/// Why a replay could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// A worker could not start for a version group.
+    #[error("the compile worker for Triton {version} could not start")]
+    Worker {
+        /// The Triton version.
+        version: String,
+        /// The fault.
+        #[source]
+        source: WorkerFault,
+    },
+}
+
+static MAKE_RANGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"tt\.make_range \{end = (\d+) : i32, start = (\d+) : i32\}")
+        .expect("literal")
+});
+
+/// Distinct `tt.make_range` lengths, ascending.
+fn tile_ranges(ir: &str) -> Vec<u64> {
+    let mut ranges: Vec<u64> = MAKE_RANGE
+        .captures_iter(ir)
+        .filter_map(|c| {
+            Some(
+                c[1].parse::<u64>()
+                    .ok()?
+                    .saturating_sub(c[2].parse::<u64>().ok()?),
+            )
+        })
+        .collect();
+    ranges.sort_unstable();
+    ranges.dedup();
+    ranges
+}
+
+/// The short id of a variant.
+fn short_id(hash: &str) -> String {
+    hash.chars().take(8).collect()
+}
+
+/// Replay every kernel of the index. `toolchains` pairs each recorded Triton version with the
+/// toolchain that replays it (the binary provisions or picks them); each version group is compiled
+/// by its own pool, so versions never mix.
+pub fn replay(
+    index: &CacheIndex,
+    caches: &[PathBuf],
+    targets: &[TargetDevice],
+    toolchains: &[(Option<String>, Toolchain)],
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<ReplayReport, ReplayError> {
+    let started = Instant::now();
+    let kernels = variants(index);
+    let archs = fleet_archs(targets);
+    let worker = settings.worker_digest().unwrap_or_default();
+    let mut outcomes: Outcomes = BTreeMap::new();
+    let mut versions = Vec::new();
+    let mut compiled = 0;
+    for (produced_by, toolchain) in toolchains {
+        let members: Vec<usize> = (0..index.kernels.len())
+            .filter(|&i| &index.kernels[i].triton_version == produced_by)
+            .collect();
+        if members.is_empty() {
+            continue;
+        }
+        versions.push(VersionGroup {
+            produced_by: produced_by.clone(),
+            replayed_with: toolchain.triton_version.clone(),
+            python_version: toolchain.python_version.clone(),
+            kernels: members.len(),
+        });
+        let (slots, jobs) = plan(index, &members, &archs, toolchain, settings, &worker);
+        let scratch = Scratch::new(&settings.cache_dir, "replay");
+        let pool = compile::pool_for(toolchain, settings, &scratch);
+        if compile::needs_workers(&jobs, settings) {
+            pool.warm_up().map_err(|source| ReplayError::Worker {
+                version: toolchain.triton_version.clone(),
+                source,
+            })?;
+        }
+        let done = compile::compile_all(&jobs, &pool, settings, on_event);
+        compiled += done.outcomes.iter().filter(|(_, cached)| !cached).count();
+        for (slot, (outcome, cached)) in slots.into_iter().zip(done.outcomes) {
+            outcomes.insert(slot, (outcome, cached, toolchain.triton_version.clone()));
+        }
+    }
+    let complete = compile::complete(outcomes.values().map(|(o, _, _)| o));
+    let results = judge(&kernels, &archs, targets, outcomes);
+    let stats = ReplayStats {
+        entries_scanned: index.entries_scanned,
+        kernels: kernels.len(),
+        other_entries: index.other_entries,
+        skipped: index.skipped.len(),
+        jobs: results.len(),
+        compiled,
+        cached: results.iter().filter(|r| r.cached).count(),
+        failed: results
+            .iter()
+            .filter(|r| r.status == CompileStatus::Failed)
+            .count(),
+        seconds: started.elapsed().as_secs_f64(),
+        complete,
+    };
+    Ok(ReplayReport {
+        schema_version: REPLAY_SCHEMA_VERSION,
+        kind: "replay".to_owned(),
+        tool: ToolInfo {
+            name: "tilefit".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        caches: caches.iter().map(|c| c.display().to_string()).collect(),
+        versions,
+        targets: targets.to_vec(),
+        kernels,
+        results,
+        skipped: index.skipped.clone(),
+        stats,
+    })
+}
+
+/// (kernel, arch) slot -> its outcome, whether it came from the cache, and the Triton that
+/// replayed it.
+type Outcomes = BTreeMap<(usize, usize), (CompileOutcome, bool, String)>;
+
+/// One recompile per (member kernel, arch): its slot and its job under the one key scheme (the
+/// IR file's digest stands for the source).
+fn plan(
+    index: &CacheIndex,
+    members: &[usize],
+    archs: &[Target],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    worker: &str,
+) -> (Vec<(usize, usize)>, Vec<Job>) {
+    let mut slots = Vec::new();
+    let mut jobs = Vec::new();
+    for &kernel in members {
+        let cached_kernel = &index.kernels[kernel];
+        let context = KeyContext {
+            source: crate::compile::sha256(&std::fs::read(&cached_kernel.ir).unwrap_or_default()),
+            triton: toolchain.triton_version.clone(),
+            python: toolchain.python_version.clone(),
+            worker: worker.to_owned(),
+        };
+        for (arch_index, target) in archs.iter().enumerate() {
+            let request = Request::CompileIr {
+                ir_file: cached_kernel.ir.clone(),
+                options: replay_options(cached_kernel, target),
+                target: target.clone(),
+                full: settings.full_compile || settings.read_resources,
+                resources: settings.read_resources,
+                binary_dir: None,
+            };
+            slots.push((kernel, arch_index));
+            jobs.push(Job {
+                key: compile::key(&request, &context),
+                label: format!("{} {}", target.arch, cached_kernel.name),
+                cost: 1,
+                request,
+            });
+        }
+    }
+    (slots, jobs)
+}
+
+/// The report's view of each distinct kernel.
+fn variants(index: &CacheIndex) -> Vec<KernelVariant> {
+    index
+        .kernels
+        .iter()
+        .zip(&index.copies)
+        .map(|(k, copies)| KernelVariant {
+            id: short_id(&k.hash),
+            name: k.name.clone(),
+            source: k.source.clone(),
+            triton_version: k.triton_version.clone(),
+            original_arch: k.arch.clone(),
+            original_shared_bytes: k.shared,
+            options: k.options.clone(),
+            args: k.args.clone(),
+            tile_ranges: std::fs::read_to_string(&k.ir)
+                .map(|ir| tile_ranges(&ir))
+                .unwrap_or_default(),
+            entry: k.entry.display().to_string(),
+            copies: *copies,
+        })
+        .collect()
+}
+
+/// One result per (kernel, arch), with a verdict per device of that arch.
+fn judge(
+    kernels: &[KernelVariant],
+    archs: &[Target],
+    targets: &[TargetDevice],
+    outcomes: Outcomes,
+) -> Vec<ReplayResult> {
+    outcomes
+        .into_iter()
+        .map(|((kernel, arch_index), (outcome, cached, replayed_with))| {
+            let variant = &kernels[kernel];
+            let target = &archs[arch_index];
+            let verdicts = targets
+                .iter()
+                .filter(|d| d.arch == target.arch)
+                .map(|d| judge_on(d, &outcome))
+                .collect();
+            ReplayResult {
+                kernel: KernelRef {
+                    index: kernel,
+                    id: variant.id.clone(),
+                    name: variant.name.clone(),
+                    source: variant.source.clone(),
+                },
+                config: variant.options.clone(),
+                arch: target.arch.clone(),
+                backend: target.backend,
+                status: outcome.status,
+                shared_bytes: outcome.shared,
+                original_arch: variant.original_arch.clone(),
+                original_shared_bytes: variant.original_shared_bytes,
+                error: outcome.error,
+                cached,
+                replayed_with,
+                binary: outcome.binary,
+                kernel_name: outcome.kernel_name,
+                resources: outcome.resources,
+                resources_error: outcome.resources_error,
+                verdicts,
+            }
+        })
+        .collect()
+}
+
+/// The options a cached kernel is recompiled with on `target`: the portable ones always, the
+/// backend-specific ones only on its own backend.
+fn replay_options(kernel: &CachedKernel, target: &Target) -> BTreeMap<String, Value> {
+    kernel
+        .options
+        .iter()
+        .filter(|(key, _)| {
+            PORTABLE_OPTIONS.contains(&key.as_str()) || target.backend == kernel.backend
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}

@@ -1,0 +1,399 @@
+//! Verification against the hardware: for the local GPU's arch, every compiled kernel's predicted
+//! verdict (its bytes against the table's per-block budget) beside the driver's own (does
+//! `cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)` accept the size, and does at least one
+//! block fits an SM), and whether they agree. Beside shared memory it checks what tilefit reads
+//! from the binary and models per device: registers and local memory per thread (against
+//! `CU_FUNC_ATTRIBUTE_NUM_REGS` / `LOCAL_SIZE_BYTES`), the threads per block the driver allows
+//! (`MAX_THREADS_PER_BLOCK`) with the `threads` verdict, and resident blocks per SM
+//! (`cuOccupancyMaxActiveBlocksPerMultiprocessor`). The compiles come from a probe or a replay
+//! run with binaries kept; this module only judges and never prints.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::compile::CompileStatus;
+use crate::compile::Request;
+use crate::cuda::{DriverVerdict, LiveDevice, LiveError, Session};
+use crate::model::probe::{ProbeReport, ToolInfo};
+use crate::model::replay::ReplayReport;
+use crate::model::verdict::{DeviceVerdict, VerdictCode};
+use crate::render::{config_text, varying_axes};
+use crate::resources::KernelResources;
+
+/// Version of the verify report's JSON shape.
+pub const VERIFY_SCHEMA_VERSION: u32 = 1;
+
+/// One compiled kernel to put before the driver.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    /// Which config or kernel variant it is.
+    pub subject: String,
+    /// The kernel's function name.
+    pub kernel: String,
+    /// `metadata.shared`: the dynamic shared memory a launch asks for.
+    pub shared_bytes: u64,
+    /// Threads per block (num_warps x warp size).
+    pub threads: u32,
+    /// The cubin.
+    pub binary: PathBuf,
+    /// The kernel's symbol in it.
+    pub symbol: String,
+    /// The worker request that launches it once on the GPU (`--launch`, spec sources only).
+    pub launch: Option<Request>,
+    /// What tilefit read from the binary.
+    pub resources: Option<KernelResources>,
+    /// tilefit's verdict for the local device (thread limit and occupancy from the model).
+    pub predicted: Option<DeviceVerdict>,
+}
+
+/// One number as tilefit predicts it and as the driver reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// tilefit's number.
+    pub predicted: Option<i64>,
+    /// The driver's.
+    pub driver: Option<i64>,
+    /// Both known and equal.
+    pub agrees: bool,
+}
+
+impl Check {
+    fn of(predicted: Option<i64>, driver: Option<i64>) -> Check {
+        Check {
+            agrees: predicted.is_some() && predicted == driver,
+            predicted,
+            driver,
+        }
+    }
+}
+
+/// Registers, local memory, the thread limit and occupancy: read and modelled against the driver.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResourceChecks {
+    /// Registers per thread from the cubin vs `CU_FUNC_ATTRIBUTE_NUM_REGS`.
+    pub registers_per_thread: Check,
+    /// Stack frame from the cubin vs `CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`.
+    pub local_bytes_per_thread: Check,
+    /// Modelled thread limit vs `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`.
+    pub max_threads_per_block: Check,
+    /// The `threads` verdict (1: the block's threads fit) vs the driver's limit.
+    pub threads_fit: Check,
+    /// Modelled resident blocks vs `cuOccupancyMaxActiveBlocksPerMultiprocessor` (0 where the
+    /// driver refused the size).
+    pub blocks_per_sm: Check,
+    /// Spill bytes from ptxas's log (not something the driver reports).
+    pub spill_bytes: Option<u64>,
+    /// Every check agrees.
+    pub agrees: bool,
+}
+
+/// What a real launch through Triton's JIT said.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchOutcome {
+    /// The kernel ran.
+    pub launched: bool,
+    /// What refused it (Triton's OutOfResources, a CUDA error).
+    pub error: Option<String>,
+}
+
+/// The prediction and the driver's verdict for one case.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Row {
+    /// Which config or kernel variant.
+    pub subject: String,
+    /// Function name.
+    pub kernel: String,
+    /// Bytes per block.
+    pub shared_bytes: u64,
+    /// Threads per block.
+    pub threads: u32,
+    /// What tilefit predicted from the table: `fits` or `over-budget`.
+    pub predicted: VerdictCode,
+    /// What the driver said.
+    pub driver: DriverVerdict,
+    /// What a real launch said, with `--launch`.
+    pub launch: Option<LaunchOutcome>,
+    /// Registers, local memory, threads and occupancy against the driver.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources: Option<ResourceChecks>,
+    /// Prediction, driver and launch (when made) agree (fits = accepted = launched), and so do
+    /// the resource checks.
+    pub agrees: bool,
+}
+
+/// A whole verification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// [`VERIFY_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `verify`.
+    pub kind: String,
+    /// tilefit's name and version.
+    pub tool: ToolInfo,
+    /// The GPU, as the driver describes it.
+    pub device: LiveDevice,
+    /// The table's per-block budget for its arch: what predictions use.
+    pub table_budget: u64,
+    /// Triton version that compiled.
+    pub triton_version: String,
+    /// The spec, cache or results verified.
+    pub source: String,
+    /// One row per compiled kernel.
+    pub rows: Vec<Row>,
+    /// Configs or kernels that did not compile for this arch (nothing to put before the driver).
+    pub not_compiled: Vec<String>,
+    /// Rows that agree.
+    pub agreed: usize,
+}
+
+impl VerifyReport {
+    /// Per resource check: (name, agreeing rows, rows checked).
+    pub fn resource_tally(&self) -> Vec<(&'static str, usize, usize)> {
+        let checks: Vec<&ResourceChecks> = self
+            .rows
+            .iter()
+            .filter_map(|r| r.resources.as_ref())
+            .collect();
+        let count =
+            |pick: fn(&ResourceChecks) -> &Check| checks.iter().filter(|c| pick(c).agrees).count();
+        vec![
+            (
+                "registers per thread",
+                count(|c| &c.registers_per_thread),
+                checks.len(),
+            ),
+            (
+                "local bytes per thread",
+                count(|c| &c.local_bytes_per_thread),
+                checks.len(),
+            ),
+            (
+                "max threads per block",
+                count(|c| &c.max_threads_per_block),
+                checks.len(),
+            ),
+            ("threads verdict", count(|c| &c.threads_fit), checks.len()),
+            ("blocks per SM", count(|c| &c.blocks_per_sm), checks.len()),
+        ]
+    }
+}
+
+/// What a compile result contributes to verification, whatever ran it.
+struct Compiled<'a> {
+    subject: String,
+    kernel: &'a str,
+    status: CompileStatus,
+    binary: Option<&'a PathBuf>,
+    symbol: Option<&'a String>,
+    shared: Option<u64>,
+    config: &'a std::collections::BTreeMap<String, serde_json::Value>,
+    error: Option<&'a crate::compile::OutcomeError>,
+    launch: Option<Request>,
+    resources: Option<&'a KernelResources>,
+    verdict: Option<&'a DeviceVerdict>,
+}
+
+/// Sort compiled results into cases (a binary to put before the driver) and the rest.
+fn cases_of<'a>(
+    compiled: impl Iterator<Item = Compiled<'a>>,
+    warp_size: u32,
+) -> (Vec<Case>, Vec<String>) {
+    let mut cases = Vec::new();
+    let mut not_compiled = Vec::new();
+    for c in compiled {
+        match (c.status, c.binary, c.symbol, c.shared) {
+            (CompileStatus::Ok, Some(binary), Some(symbol), Some(shared)) => {
+                let warps = c
+                    .config
+                    .get("num_warps")
+                    .and_then(serde_json::Value::as_u64)
+                    .unwrap_or(4);
+                cases.push(Case {
+                    launch: c.launch,
+                    resources: c.resources.cloned(),
+                    predicted: c.verdict.cloned(),
+                    subject: c.subject,
+                    kernel: c.kernel.to_owned(),
+                    shared_bytes: shared,
+                    threads: u32::try_from(warps).unwrap_or(4) * warp_size,
+                    binary: binary.clone(),
+                    symbol: symbol.clone(),
+                });
+            }
+            _ => not_compiled.push(format!(
+                "{}: {}",
+                c.subject,
+                c.error.map_or("no binary", |e| e.message.as_str())
+            )),
+        }
+    }
+    (cases, not_compiled)
+}
+
+/// The cases of a probe run with binaries for `arch` (the local GPU's; config files can add
+/// devices of other archs to a probe's fleet), plus the subjects that did not compile. With
+/// `launch`, each case also carries the request that launches it.
+pub fn probe_cases(
+    report: &ProbeReport,
+    arch: &str,
+    warp_size: u32,
+    launch: Option<&crate::input::spec::LaunchSettings>,
+) -> (Vec<Case>, Vec<String>) {
+    let varying = varying_axes(report);
+    let local = report.results.iter().filter(|r| r.arch == arch);
+    let compiled = local.map(|r| Compiled {
+        subject: config_text(&r.config, &varying),
+        kernel: &report.kernel.function,
+        status: r.status,
+        binary: r.binary.as_ref(),
+        symbol: r.kernel_name.as_ref(),
+        shared: r.shared_bytes,
+        config: &r.config,
+        error: r.error.as_ref(),
+        resources: r.resources.as_ref(),
+        verdict: r.verdicts.first(),
+        launch: launch
+            .zip(r.job.as_ref())
+            .map(|(settings, job)| Request::Launch {
+                kernel_file: job.kernel_file.clone(),
+                function: job.function.clone(),
+                args: job.args.clone(),
+                constexprs: job.constexprs.clone(),
+                options: job.options.clone(),
+                grid: settings.grid.clone(),
+                buffer_bytes: settings.buffer_bytes,
+            }),
+    });
+    cases_of(compiled, warp_size)
+}
+
+/// The cases of a replay run with binaries.
+pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<String>) {
+    let compiled = report.results.iter().map(|r| Compiled {
+        subject: format!("{} #{}", r.kernel.name, r.kernel.id),
+        kernel: &r.kernel.name,
+        status: r.status,
+        binary: r.binary.as_ref(),
+        symbol: r.kernel_name.as_ref(),
+        shared: r.shared_bytes,
+        config: &r.config,
+        error: r.error.as_ref(),
+        launch: None,
+        resources: r.resources.as_ref(),
+        verdict: r.verdicts.first(),
+    });
+    cases_of(compiled, warp_size)
+}
+
+/// Launch every case that carries a launch request, one after another on one worker.
+pub fn launch_all(pool: &crate::compile::Pool, cases: &[Case]) -> Vec<Option<LaunchOutcome>> {
+    cases
+        .iter()
+        .map(|case| {
+            let request = case.launch.clone()?;
+            Some(match pool.request(&request) {
+                Ok(reply) => match reply.error {
+                    Some(error) => LaunchOutcome {
+                        launched: false,
+                        error: Some(format!("{}: {}", error.kind, error.message)),
+                    },
+                    None => LaunchOutcome {
+                        launched: reply.body.launched.unwrap_or(false),
+                        error: reply.body.launch_error,
+                    },
+                },
+                Err(fault) => LaunchOutcome {
+                    launched: false,
+                    error: Some(fault.to_string()),
+                },
+            })
+        })
+        .collect()
+}
+
+/// Put every case before the driver; `launches` (one per case, from [`launch_all`]) join the
+/// agreement where present.
+pub fn judge(
+    session: &Session,
+    cases: &[Case],
+    table_budget: u64,
+    launches: &[Option<LaunchOutcome>],
+) -> Result<Vec<Row>, LiveError> {
+    cases
+        .iter()
+        .enumerate()
+        .map(|(index, case)| {
+            let cubin = std::fs::read(&case.binary).map_err(|e| LiveError::Call {
+                call: "reading the cubin",
+                code: -1,
+                name: format!("{}: {e}", case.binary.display()),
+            })?;
+            let size = u32::try_from(case.shared_bytes).unwrap_or(u32::MAX);
+            let driver = session.judge(&cubin, &case.symbol, size, case.threads)?;
+            let predicted = if case.shared_bytes <= table_budget {
+                VerdictCode::Fits
+            } else {
+                VerdictCode::OverBudget
+            };
+            let launch = launches.get(index).cloned().flatten();
+            let fits = predicted == VerdictCode::Fits;
+            let resources = resource_checks(case, &driver);
+            Ok(Row {
+                subject: case.subject.clone(),
+                kernel: case.kernel.clone(),
+                shared_bytes: case.shared_bytes,
+                threads: case.threads,
+                agrees: fits == driver.accepted
+                    && launch.as_ref().is_none_or(|l| l.launched == fits)
+                    && resources.as_ref().is_none_or(|r| r.agrees),
+                predicted,
+                driver,
+                launch,
+                resources,
+            })
+        })
+        .collect()
+}
+
+/// The resource checks of one case, where tilefit read its binary.
+fn resource_checks(case: &Case, driver: &DriverVerdict) -> Option<ResourceChecks> {
+    let resources = case.resources.as_ref()?;
+    let predicted = case.predicted.as_ref();
+    let model_threads = predicted.and_then(|v| v.max_threads_per_block);
+    let registers = Check::of(
+        Some(i64::from(resources.registers_per_thread)),
+        driver.registers.map(i64::from),
+    );
+    let local = Check::of(
+        i64::try_from(resources.local_bytes_per_thread).ok(),
+        driver.local_bytes.map(i64::from),
+    );
+    let max_threads = Check::of(
+        model_threads.map(i64::from),
+        driver.max_threads_per_block.map(i64::from),
+    );
+    let threads = i64::from(case.threads);
+    let threads_fit = Check::of(
+        model_threads.map(|t| i64::from(threads <= i64::from(t))),
+        driver
+            .max_threads_per_block
+            .map(|t| i64::from(threads <= i64::from(t))),
+    );
+    let blocks = Check::of(
+        predicted.and_then(|v| v.blocks_per_sm).map(i64::from),
+        Some(driver.blocks_per_sm.map_or(0, i64::from)),
+    );
+    let agrees = [&registers, &local, &max_threads, &threads_fit, &blocks]
+        .iter()
+        .all(|c| c.agrees);
+    Some(ResourceChecks {
+        registers_per_thread: registers,
+        local_bytes_per_thread: local,
+        max_threads_per_block: max_threads,
+        threads_fit,
+        blocks_per_sm: blocks,
+        spill_bytes: resources.spill_bytes,
+        agrees,
+    })
+}

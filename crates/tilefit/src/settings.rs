@@ -1,0 +1,47 @@
+//! The one place command-line flags become the library's run settings (ripgrep's lowargs ->
+//! hiargs): probe, replay and verify all get their `compile::Settings` from here.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use tilefit_core::compile::{Settings, toolchain};
+
+use crate::cli::{CompileArgs, Resources, VerifyArgs};
+use crate::commands::output;
+
+/// The number of cores, for `--jobs` left out.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(2, usize::from)
+}
+
+/// Settings for probe and replay: the flags, tilefit's cache, a worker script for fault
+/// injection, and SIGINT/SIGTERM wired to the run's cancel flag.
+pub fn from_compile_args(args: &CompileArgs, worker_script: Option<PathBuf>) -> Settings {
+    Settings {
+        jobs: args.jobs.unwrap_or_else(cores),
+        use_cache: !args.no_cache,
+        job_timeout: Duration::from_secs(args.timeout.max(1)),
+        cache_dir: toolchain::default_cache_dir(),
+        worker_script,
+        binaries: None,
+        full_compile: args.full_compile,
+        read_resources: args.resources == Resources::Full,
+        cancel: output::cancel_on_signals(),
+    }
+}
+
+/// Settings for verify: the whole compile with binaries kept in `binaries` and read, no result
+/// cache (cached outcomes carry no binaries).
+pub fn for_verify(args: &VerifyArgs, binaries: &Path) -> Settings {
+    Settings {
+        jobs: args.jobs.unwrap_or_else(cores),
+        use_cache: false,
+        job_timeout: Duration::from_secs(args.timeout.max(1)),
+        cache_dir: toolchain::default_cache_dir(),
+        worker_script: None,
+        binaries: Some(binaries.to_path_buf()),
+        full_compile: true,
+        read_resources: true,
+        cancel: output::cancel_on_signals(),
+    }
+}
