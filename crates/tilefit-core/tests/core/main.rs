@@ -1,6 +1,7 @@
 //! Integration tests of the library: the embedded device table against the team's sourced
 //! reference, the table's invariants, name lookup, and `explain` on real error messages.
 
+mod compile_loop;
 mod device_table;
 mod explain_messages;
 mod lookup;
