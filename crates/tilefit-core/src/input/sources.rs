@@ -1,7 +1,7 @@
 //! Where compiled kernels already are, besides a plain Triton cache: `torch.compile`'s Inductor
 //! cache (its `triton/<device>/` folders are Triton caches) and tritonparse's NDJSON traces (each
 //! `compilation` event carries the kernel's metadata and its IR files). Traces are unpacked into a
-//! cache-shaped folder, so the one scanner (`scan.rs`) reads every source the same way. Nothing
+//! cache-shaped folder, so the one scanner (`cache_index`) reads every source the same way. Nothing
 //! here compiles, imports or executes anything from the inputs.
 
 use std::io::BufRead as _;

@@ -1,5 +1,6 @@
-//! Reports: one model ([`ProbeReport`]) behind every format, and one [`Exporter`] trait with an
-//! implementation per format (terminal text, Markdown, JSON). Exporters return text; the binary
+//! The render stage: one [`Exporter`] trait with an implementation per format (terminal text,
+//! Markdown, JSON, HTML) for the probe's and the replay's report models (`crate::model`), and the
+//! [`Findings`] the gate and the exit code read from either. Exporters return text; the binary
 //! decides where it goes. The shared layout (which columns, what a cell says) lives here once, so
 //! the formats differ only in how a table is drawn.
 

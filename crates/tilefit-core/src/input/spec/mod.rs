@@ -1,7 +1,7 @@
 //! Probe specs: the TOML a user writes to say which kernel to compile, with which arguments,
 //! over which sweep, for which devices. Parsed and validated once into a [`ProbeSpec`]; every
 //! error names the spec file, the field, and the fix. Binding the spec to the kernel's real
-//! parameter list (known only after Triton imports the kernel) happens in `job.rs`.
+//! parameter list (known only after Triton imports the kernel) happens in `plan::job`.
 
 mod args;
 mod files;
