@@ -65,6 +65,27 @@ pub enum FailOn {
     /// Any config file whose device name does not resolve, or that cannot be read
     /// (`[sweep] from_files`): where an engine falls back to default configs.
     UnmappedFiles,
+    /// The shipped config misses a device: the spec's baseline (or `--shipped`'s config for the
+    /// device's arch), or a config file's entry on its own device.
+    Baseline,
+    /// A device is left with no fitting entry in an autotune list or a config file.
+    NoneFits,
+}
+
+impl FailOn {
+    /// The rule as `--fail-on` names it.
+    pub fn name(self) -> String {
+        match self {
+            FailOn::OverBudget => "over-budget".to_owned(),
+            FailOn::CompileError => "compile-error".to_owned(),
+            FailOn::NearBudget(share) => format!("near-budget={:.0}", share * 100.0),
+            FailOn::OverThreadLimit => "over-thread-limit".to_owned(),
+            FailOn::Spills => "spills".to_owned(),
+            FailOn::UnmappedFiles => "unmapped-files".to_owned(),
+            FailOn::Baseline => "baseline".to_owned(),
+            FailOn::NoneFits => "none-fits".to_owned(),
+        }
+    }
 }
 
 /// `over-budget`, `compile-error`, `near-budget` (90%) or `near-budget=PCT`.
@@ -75,6 +96,8 @@ pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
         None if text == "over-thread-limit" => Ok(FailOn::OverThreadLimit),
         None if text == "spills" => Ok(FailOn::Spills),
         None if text == "unmapped-files" => Ok(FailOn::UnmappedFiles),
+        None if text == "baseline" => Ok(FailOn::Baseline),
+        None if text == "none-fits" => Ok(FailOn::NoneFits),
         None if text == "near-budget" => Ok(FailOn::NearBudget(
             tilefit_core::render::NEAR_BUDGET_FRACTION,
         )),
@@ -102,12 +125,21 @@ pub struct OutputArgs {
     /// Write the cliff map, a self-contained HTML report, to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
-    /// Exit 1 when a result fails this way on a listed device: over-budget, compile-error,
-    /// near-budget[=PCT] (default 90), with `--resources full` over-thread-limit and spills, and
-    /// with config files unmapped-files.
+    /// Exit 1 when a result fails this way on a listed device: baseline (the shipped config
+    /// misses a device), none-fits (an autotune list or config file leaves a device with nothing
+    /// that fits), over-budget, compile-error, near-budget[=PCT] (default 90), with
+    /// `--resources full` over-thread-limit and spills, and with config files unmapped-files.
     /// Repeat or comma-separate.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
     pub fail_on: Vec<FailOn>,
+    /// Only findings absent from this earlier report (`--json` of probe or replay) fail the gate:
+    /// adopt the gate on code that already has findings.
+    #[arg(long, value_name = "OLD.json")]
+    pub baseline: Option<PathBuf>,
+    /// The configs shipped per arch (an `--emit-configs` JSON): `--fail-on baseline` judges
+    /// those instead of the spec's baseline.
+    #[arg(long, value_name = "CONFIGS.json")]
+    pub shipped: Option<PathBuf>,
 }
 
 /// `tilefit verify`.

@@ -18,6 +18,8 @@ pub(crate) use sections::{
     RESOURCES_HEADING, file_lines, listed_label, listed_table, resources_cell, resources_table,
 };
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
 
 use crate::compile::CompileStatus;
@@ -535,6 +537,70 @@ pub trait Findings {
     }
     /// (jobs whose worker faulted or that an interrupt stopped, all jobs): the FAILED cells.
     fn failed_jobs(&self) -> (usize, usize);
+    /// Where the shipped config misses a device: the spec's baseline (or, with `shipped`, the
+    /// config an `--emit-configs` export gives the device's arch), and each config file's entries
+    /// on the file's own device. Each is (subject, device, detail).
+    fn shipped_misses(&self, _shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
+        Vec::new()
+    }
+    /// Where a device is left with no fitting entry: an autotune list none of whose configs fits,
+    /// or a config file none of whose entries fits its own device. Each is (subject, device, detail).
+    fn none_fits(&self) -> Vec<Miss> {
+        Vec::new()
+    }
+}
+
+/// A finding of the `baseline` and `none-fits` rules: what, on which device, and the detail.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Miss {
+    /// The config, file or list, as the report names it.
+    pub subject: String,
+    /// The device.
+    pub device: String,
+    /// Bytes over, or why.
+    pub detail: String,
+}
+
+/// Whether a verdict means the config cannot run on the device (over a budget or a limit).
+fn misses(verdict: VerdictCode) -> bool {
+    matches!(
+        verdict,
+        VerdictCode::OverBudget | VerdictCode::OverThreadLimit
+    )
+}
+
+impl ProbeReport {
+    /// Per recommendation, the config shipped to that device: the export's choice for its arch and
+    /// variant when given, else the spec's baseline; with its verdict there.
+    fn shipped_on<'a>(
+        &'a self,
+        rec: &'a Recommendation,
+        shipped: Option<&'a crate::fix::ConfigExport>,
+    ) -> Option<(
+        BTreeMap<String, Value>,
+        Option<&'a crate::model::verdict::DeviceVerdict>,
+    )> {
+        let Some(export) = shipped else {
+            let verdict = self
+                .results
+                .iter()
+                .find(|r| r.arch == rec.arch && r.config == rec.baseline)
+                .and_then(|r| r.verdicts.iter().find(|v| v.device == rec.device));
+            return Some((rec.baseline.clone(), verdict));
+        };
+        let choice = export
+            .by_arch
+            .get(&rec.arch)?
+            .iter()
+            .find(|c| c.variant == rec.variant)?;
+        let config = choice.config.clone()?;
+        let verdict = self
+            .results
+            .iter()
+            .find(|r| r.arch == rec.arch && config.iter().all(|(k, v)| r.config.get(k) == Some(v)))
+            .and_then(|r| r.verdicts.iter().find(|v| v.device == rec.device));
+        Some((config, verdict))
+    }
 }
 
 impl Findings for ProbeReport {
@@ -570,6 +636,96 @@ impl Findings for ProbeReport {
             .filter(|r| r.status == CompileStatus::Failed)
             .count();
         (failed, self.results.len())
+    }
+
+    fn shipped_misses(&self, shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
+        let varying = varying_axes(self);
+        let mut found = Vec::new();
+        for rec in &self.recommendations {
+            let Some((config, verdict)) = self.shipped_on(rec, shipped) else {
+                continue;
+            };
+            if let Some(v) = verdict.filter(|v| misses(v.verdict)) {
+                found.push(Miss {
+                    subject: config_text(&config, &varying),
+                    device: rec.device.clone(),
+                    detail: v.over_by.map_or_else(
+                        || v.verdict.as_str().to_owned(),
+                        |b| format!("+{}", format_count(b)),
+                    ),
+                });
+            }
+        }
+        if let Some(listed) = &self.listed {
+            for file in &listed.files {
+                let Some(device) = &file.device else { continue };
+                for entry in file
+                    .entries
+                    .iter()
+                    .filter(|e| e.verdict.is_some_and(misses))
+                {
+                    found.push(Miss {
+                        subject: format!("{}: {}", file.file, entry.key),
+                        device: device.clone(),
+                        detail: entry
+                            .over_by
+                            .map_or_else(String::new, |b| format!("+{}", format_count(b))),
+                    });
+                }
+            }
+        }
+        found
+    }
+
+    fn none_fits(&self) -> Vec<Miss> {
+        let Some(listed) = &self.listed else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        if listed.kind == crate::input::spec::ListKind::Autotune {
+            for fit in listed.per_device.iter().filter(|f| f.none_fits()) {
+                let variant = fit
+                    .variant
+                    .iter()
+                    .map(|(k, v)| {
+                        format!(
+                            "{k}={}",
+                            v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                found.push(Miss {
+                    subject: format!(
+                        "the autotune list{}",
+                        if variant.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" ({variant})")
+                        }
+                    ),
+                    device: fit.device.clone(),
+                    detail: format!("0 of {} fit", fit.total),
+                });
+            }
+        }
+        for file in &listed.files {
+            let Some(device) = &file.device else { continue };
+            if !file.entries.is_empty()
+                && file.entries.iter().all(|e| e.verdict.is_some())
+                && !file
+                    .entries
+                    .iter()
+                    .any(|e| e.verdict == Some(VerdictCode::Fits))
+            {
+                found.push(Miss {
+                    subject: file.file.clone(),
+                    device: device.clone(),
+                    detail: format!("0 of {} entries fit", file.entries.len()),
+                });
+            }
+        }
+        found
     }
 
     fn judged(&self) -> Vec<Judged> {

@@ -5,10 +5,13 @@ use anyhow::Context as _;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use tilefit_core::compile::Event;
 use tilefit_core::model::verdict::VerdictCode;
-use tilefit_core::render::{Exporter, Findings, Html, Json, Judged, Markdown, Terminal};
+use tilefit_core::render::{Exporter, Findings, Html, Json, Markdown, Terminal};
 use tilefit_core::units::format_count;
 
 use crate::cli::{FailOn, OutputArgs};
+use crate::failure::hinted;
+use std::path::Path;
+use tilefit_core::fix::ConfigExport;
 
 use crate::exit_codes;
 use crate::output;
@@ -135,74 +138,202 @@ pub fn emit_configs(
     Ok(())
 }
 
-/// The gate: the findings `--fail-on` asks about, worded on one stderr line. `unmapped` names the
-/// config files that map to no device. Returns whether the gate failed.
-pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool {
-    let mut parts: Vec<String> = Vec::new();
-    let mut total = 0;
-    for rule in fail_on {
-        let mut findings: Vec<String> = Vec::new();
-        if *rule == FailOn::UnmappedFiles {
-            findings.extend(unmapped.iter().cloned());
+/// One finding of a rule: a stable key (rule, subject, device: what `--baseline` compares) and the
+/// words the gate line uses.
+struct Finding {
+    key: (String, String, String),
+    text: String,
+}
+
+/// What one rule finds in a report.
+fn findings_of(
+    rule: FailOn,
+    report: &dyn Findings,
+    shipped: Option<&ConfigExport>,
+) -> Vec<Finding> {
+    let name = rule.name();
+    let finding = |subject: &str, device: &str, text: String| Finding {
+        key: (name.clone(), subject.to_owned(), device.to_owned()),
+        text,
+    };
+    let mut found: Vec<Finding> = Vec::new();
+    match rule {
+        FailOn::UnmappedFiles => {
+            for file in report.unmapped_files() {
+                found.push(finding(&file, "", file.clone()));
+            }
         }
-        for j in judged {
-            let finding = match rule {
-                FailOn::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
-                    "{} on {} +{}",
+        FailOn::Baseline => {
+            for miss in report.shipped_misses(shipped) {
+                let text = format!("{} on {} {}", miss.subject, miss.device, miss.detail);
+                found.push(finding(
+                    &miss.subject,
+                    &miss.device,
+                    text.trim_end().to_owned(),
+                ));
+            }
+        }
+        FailOn::NoneFits => {
+            for miss in report.none_fits() {
+                let text = format!("{} on {} ({})", miss.subject, miss.device, miss.detail);
+                found.push(finding(&miss.subject, &miss.device, text));
+            }
+        }
+        _ => {}
+    }
+    for j in report.judged() {
+        let text = match rule {
+            FailOn::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
+                "{} on {} +{}",
+                j.subject,
+                j.device,
+                format_count(j.over_by.unwrap_or(0))
+            )),
+            FailOn::CompileError
+                if matches!(
+                    j.verdict,
+                    VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget
+                ) =>
+            {
+                Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
+            }
+            FailOn::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => Some(format!(
+                "{} on {} (max {} threads)",
+                j.subject,
+                j.device,
+                j.max_threads_per_block.unwrap_or(0)
+            )),
+            FailOn::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {
+                format!(
+                    "{} on {} ({} bytes)",
                     j.subject,
-                    j.device,
-                    format_count(j.over_by.unwrap_or(0))
-                )),
-                FailOn::CompileError
-                    if matches!(
-                        j.verdict,
-                        VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget
-                    ) =>
-                {
-                    Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
-                }
-                FailOn::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => {
-                    Some(format!(
-                        "{} on {} (max {} threads)",
+                    j.arch,
+                    format_count(bytes)
+                )
+            }),
+            FailOn::NearBudget(share) if j.verdict == VerdictCode::Fits => j
+                .shared_bytes
+                .filter(|bytes| {
+                    #[expect(
+                        clippy::cast_precision_loss,
+                        reason = "byte counts are far below 2^52"
+                    )]
+                    let used = *bytes as f64 / j.budget.max(1) as f64;
+                    used >= share
+                })
+                .map(|bytes| {
+                    format!(
+                        "{} on {} ({} of {} bytes)",
                         j.subject,
                         j.device,
-                        j.max_threads_per_block.unwrap_or(0)
-                    ))
-                }
-                FailOn::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {
-                    format!(
-                        "{} on {} ({} bytes)",
-                        j.subject,
-                        j.arch,
-                        format_count(bytes)
+                        format_count(bytes),
+                        format_count(j.budget)
                     )
                 }),
-                FailOn::NearBudget(share) if j.verdict == VerdictCode::Fits => j
-                    .shared_bytes
-                    .filter(|bytes| {
-                        #[expect(
-                            clippy::cast_precision_loss,
-                            reason = "byte counts are far below 2^52"
-                        )]
-                        let used = *bytes as f64 / j.budget.max(1) as f64;
-                        used >= *share
-                    })
-                    .map(|bytes| {
-                        format!(
-                            "{} on {} ({} of {} bytes)",
-                            j.subject,
-                            j.device,
-                            format_count(bytes),
-                            format_count(j.budget)
-                        )
-                    }),
-                _ => None,
+            _ => None,
+        };
+        if let Some(text) = text {
+            // Spills are per arch; every other rule per device.
+            let device = if rule == FailOn::Spills {
+                &j.arch
+            } else {
+                &j.device
             };
-            if let Some(finding) = finding
-                && !findings.contains(&finding)
-            {
-                findings.push(finding);
+            found.push(finding(&j.subject, device, text));
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    found.retain(|f| seen.insert(f.key.clone()));
+    found
+}
+
+/// What the gate compares and against what.
+pub struct Gate<'a> {
+    /// The rules.
+    pub fail_on: &'a [FailOn],
+    /// The configs shipped per arch (`--shipped`, an `--emit-configs` export), for `baseline`.
+    pub shipped: Option<ConfigExport>,
+    /// A report saved before (`--baseline OLD.json`): only findings it does not have fail.
+    pub old: Option<Box<dyn Findings>>,
+}
+
+impl<'a> Gate<'a> {
+    /// The gate of `--fail-on`, `--shipped` and `--baseline`, with the files read.
+    pub fn from_args(args: &'a OutputArgs) -> anyhow::Result<Gate<'a>> {
+        let shipped = match &args.shipped {
+            None => None,
+            Some(path) => {
+                let text = std::fs::read_to_string(path)
+                    .with_context(|| format!("reading `{}`", path.display()))?;
+                Some(serde_json::from_str(&text).map_err(|e| {
+                    hinted(
+                        format!("`{}` is not a tilefit config export: {e}", path.display()),
+                        "pass a file written by `tilefit probe --emit-configs FILE.json`",
+                    )
+                })?)
             }
+        };
+        let old = match &args.baseline {
+            None => None,
+            Some(path) => Some(read_report(path)?),
+        };
+        Ok(Gate {
+            fail_on: &args.fail_on,
+            shipped,
+            old,
+        })
+    }
+}
+
+/// A saved probe or replay report, as findings.
+pub fn read_report(path: &Path) -> anyhow::Result<Box<dyn Findings>> {
+    let shown = path.display().to_string();
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading `{shown}`"))?;
+    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+        hinted(
+            format!("`{shown}` is not JSON: {e}"),
+            "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
+        )
+    })?;
+    let not_a_report = |e: serde_json::Error| {
+        hinted(
+            format!("`{shown}` is not a tilefit report this version reads: {e}"),
+            "re-run the probe or replay with this tilefit to save a fresh report",
+        )
+    };
+    match json.get("kind").and_then(serde_json::Value::as_str) {
+        Some("probe") => Ok(Box::new(
+            serde_json::from_value::<tilefit_core::model::probe::ProbeReport>(json)
+                .map_err(not_a_report)?,
+        )),
+        Some("replay") => Ok(Box::new(
+            serde_json::from_value::<tilefit_core::model::replay::ReplayReport>(json)
+                .map_err(not_a_report)?,
+        )),
+        other => Err(hinted(
+            format!("`{shown}` has the kind {other:?}, not `probe` or `replay`"),
+            "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
+        )),
+    }
+}
+
+/// The gate: the findings `--fail-on` asks about (less those `--baseline` already had), worded on
+/// one stderr line. Returns whether the gate failed.
+pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
+    let mut parts: Vec<String> = Vec::new();
+    let mut total = 0;
+    let mut known = 0;
+    for &rule in gate.fail_on {
+        let mut findings = findings_of(rule, report, gate.shipped.as_ref());
+        if let Some(old) = &gate.old {
+            let before: std::collections::HashSet<(String, String, String)> =
+                findings_of(rule, old.as_ref(), gate.shipped.as_ref())
+                    .into_iter()
+                    .map(|f| f.key)
+                    .collect();
+            let all = findings.len();
+            findings.retain(|f| !before.contains(&f.key));
+            known += all - findings.len();
         }
         if findings.is_empty() {
             continue;
@@ -214,11 +345,13 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool 
             FailOn::OverThreadLimit => "need more threads than their registers allow".to_owned(),
             FailOn::Spills => "spill registers to local memory".to_owned(),
             FailOn::UnmappedFiles => "config files map to no device".to_owned(),
+            FailOn::Baseline => "shipped configs miss a device".to_owned(),
+            FailOn::NoneFits => "lists leave a device with no config that fits".to_owned(),
             FailOn::NearBudget(share) => {
                 format!("fit but use {:.0}% or more of the budget", share * 100.0)
             }
         };
-        let examples: Vec<&str> = findings.iter().take(3).map(String::as_str).collect();
+        let examples: Vec<&str> = findings.iter().take(3).map(|f| f.text.as_str()).collect();
         let more = if findings.len() > examples.len() {
             ", ..."
         } else {
@@ -230,6 +363,9 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool 
             examples.join(", ")
         ));
     }
+    if known > 0 {
+        eprintln!("tilefit: {known} findings are in the baseline report and do not fail the gate");
+    }
     if parts.is_empty() {
         return false;
     }
@@ -240,15 +376,13 @@ pub fn gate(fail_on: &[FailOn], judged: &[Judged], unmapped: &[String]) -> bool 
     true
 }
 
-/// The exit code of a run: worker faults make it a tool failure (the report is still printed),
-/// else the gate decides.
 /// The one exit-code policy of probe, replay and report: FAILED cells (worker faults, an
 /// interrupt) are exit 2 whatever the gate says, then the gate's findings exit 1. A saved report
 /// read back exits as the run that wrote it did.
-pub fn finish(report: &impl Findings, fail_on: &[FailOn]) -> u8 {
-    let gate_failed = gate(fail_on, &report.judged(), &report.unmapped_files());
+pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
+    let gate_failed = gate(&Gate::from_args(args)?, report);
     let (failed, total) = report.failed_jobs();
-    exit_code(failed, total, gate_failed)
+    Ok(exit_code(failed, total, gate_failed))
 }
 
 fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {

@@ -76,5 +76,5 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     if let Some(path) = &args.emit_configs {
         output::emit_configs(&report, path)?;
     }
-    Ok(output::finish(&report, &args.output.fail_on))
+    output::finish(&report, &args.output)
 }

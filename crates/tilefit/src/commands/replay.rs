@@ -156,7 +156,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let report = report.map_err(anyhow::Error::new)?;
 
     output::emit(&report, &args.output)?;
-    Ok(output::finish(&report, &args.output.fail_on))
+    output::finish(&report, &args.output)
 }
 
 /// One toolchain per Triton version recorded in the caches: `--python` for all of them when

@@ -39,7 +39,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             if let Some(path) = &args.emit_configs {
                 output::emit_configs(&report, path)?;
             }
-            output::finish(&report, &args.output.fail_on)
+            output::finish(&report, &args.output)?
         }
         Some("replay") => {
             if args.emit_configs.is_some() {
@@ -50,7 +50,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             }
             let report: ReplayReport = serde_json::from_value(json).map_err(not_a_report)?;
             output::emit(&report, &args.output)?;
-            output::finish(&report, &args.output.fail_on)
+            output::finish(&report, &args.output)?
         }
         other => {
             return Err(hinted(

@@ -432,3 +432,39 @@ fn config_files_that_cannot_be_used_are_clear_errors() {
     );
     assert!(run.stderr.contains("hint:"), "{}", run.stderr);
 }
+
+/// `--fail-on none-fits`: quiet where every device keeps an autotune entry, failing where a device
+/// is left with none (the autotuner would have nothing to choose from).
+#[test]
+fn the_none_fits_gate_fails_only_where_a_device_keeps_nothing() {
+    let cache = scratch("gate-none-fits");
+    let run = probe(
+        &examples().join("matmul/autotune.toml"),
+        &cache,
+        &["--fail-on", "none-fits"],
+    );
+    assert_eq!(run.code, 0, "every device keeps an entry: {}", run.stderr);
+    let dir = scratch("gate-none-fits-spec");
+    let spec_text = std::fs::read_to_string(examples().join("matmul/autotune.toml"))
+        .unwrap()
+        .replace(
+            "file = \"matmul_autotuned.py\"",
+            &format!("file = {:?}", fixture("autotuned_big.py")),
+        )
+        .replace("matmul_kernel_autotuned", "matmul_kernel_big_tiles")
+        .replace(
+            "devices = [\"h100\", \"rtx-pro-6000\", \"rtx-4090\", \"l40s\", \"a100\", \"mi300x\"]",
+            "devices = [\"h100\", \"rtx-pro-6000\"]",
+        );
+    let spec = dir.join("big.toml");
+    std::fs::write(&spec, spec_text).unwrap();
+    let run = probe(&spec, &cache, &["--fail-on", "none-fits"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "1 lists leave a device with no config that fits: the autotune list on rtx-pro-6000 (0 of 2 fit)"
+        ),
+        "{}",
+        run.stderr
+    );
+}

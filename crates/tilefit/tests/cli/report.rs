@@ -328,3 +328,106 @@ fn bad_report_files_are_exit_2() {
     let run = report(&["/no/such/results.json"]);
     assert_eq!(run.code, 2);
 }
+
+/// `--fail-on baseline` on the MLA example's saved report: the baseline (BLOCK_N=64, two stages)
+/// misses devices; the configs the probe exports per arch, shipped instead, miss none.
+#[test]
+fn the_baseline_gate_fails_until_the_exported_configs_are_shipped() {
+    let saved = fixture("reports/mla_probe.json");
+    let run = tilefit_with(&["report", &saved, "--fail-on", "baseline"], None, &[]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("shipped configs miss a device: kv_dtype="),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("BLOCK_N=64 num_stages=2 on rtx-pro-6000 +"),
+        "{}",
+        run.stderr
+    );
+    let dir = scratch("gate-baseline");
+    let exported = dir.join("configs.json");
+    let run = tilefit_with(
+        &[
+            "report",
+            &saved,
+            "--emit-configs",
+            exported.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let run = tilefit_with(
+        &[
+            "report",
+            &saved,
+            "--fail-on",
+            "baseline",
+            "--shipped",
+            exported.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+}
+
+/// `--baseline OLD.json`: findings the earlier report already had do not fail; a new one does.
+#[test]
+fn a_baseline_report_lets_only_new_findings_fail() {
+    let saved = fixture("reports/mla_probe.json");
+    let run = tilefit_with(
+        &[
+            "report",
+            &saved,
+            "--fail-on",
+            "over-budget",
+            "--baseline",
+            &saved,
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 0, "unchanged findings: {}", run.stderr);
+    assert!(
+        run.stderr.contains("are in the baseline report"),
+        "{}",
+        run.stderr
+    );
+    // An older report where one over-budget cell still fitted: that cell is new now.
+    let mut old: Value = serde_json::from_str(&std::fs::read_to_string(&saved).unwrap()).unwrap();
+    let cell = old["results"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .flat_map(|r| r["verdicts"].as_array_mut().unwrap().iter_mut())
+        .find(|v| v["verdict"] == "over-budget")
+        .unwrap();
+    cell["verdict"] = Value::from("fits");
+    let dir = scratch("gate-old-report");
+    let old_path = dir.join("old.json");
+    std::fs::write(&old_path, old.to_string()).unwrap();
+    let run = tilefit_with(
+        &[
+            "report",
+            &saved,
+            "--fail-on",
+            "over-budget",
+            "--baseline",
+            old_path.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("gate failed (1 findings): 1 over budget"),
+        "{}",
+        run.stderr
+    );
+}
