@@ -122,6 +122,14 @@ pub struct OutputArgs {
     /// Print the report as Markdown instead of the terminal table.
     #[arg(long)]
     pub markdown: bool,
+    /// `terminal`, `markdown`, or `github`: the terminal table plus `::error` annotations on the
+    /// kernel's `@triton.jit` line or a config file's entry (the default when
+    /// `GITHUB_ACTIONS=true`).
+    #[arg(long, value_enum, value_name = "FORMAT")]
+    pub output_format: Option<OutputFormat>,
+    /// Also append the Markdown report to `$GITHUB_STEP_SUMMARY` (the log keeps the table).
+    #[arg(long)]
+    pub summary: bool,
     /// Write the cliff map, a self-contained HTML report, to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
@@ -140,6 +148,35 @@ pub struct OutputArgs {
     /// those instead of the spec's baseline.
     #[arg(long, value_name = "CONFIGS.json")]
     pub shipped: Option<PathBuf>,
+}
+
+/// How the report is printed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum OutputFormat {
+    /// The terminal table.
+    Terminal,
+    /// Markdown tables.
+    Markdown,
+    /// The terminal table and GitHub annotations.
+    Github,
+}
+
+impl OutputArgs {
+    /// The format asked for: `--output-format`, `--markdown`, else `github` under GitHub Actions,
+    /// else the terminal table.
+    pub fn format(&self) -> OutputFormat {
+        if let Some(format) = self.output_format {
+            return format;
+        }
+        if self.markdown {
+            return OutputFormat::Markdown;
+        }
+        if std::env::var_os("GITHUB_ACTIONS").is_some_and(|v| v == "true") {
+            OutputFormat::Github
+        } else {
+            OutputFormat::Terminal
+        }
+    }
 }
 
 /// `tilefit verify`.

@@ -145,6 +145,7 @@ fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport>
                 .collect();
             FileReport {
                 file: file.name.clone(),
+                path: file.path.display().to_string(),
                 device_name: file.device_name.clone(),
                 device: device.as_ref().map(|d| d.device.clone()),
                 arch: device.as_ref().map(|d| d.arch.clone()),

@@ -63,6 +63,9 @@ pub struct FileEntry {
 pub struct FileReport {
     /// The file name.
     pub file: String,
+    /// Its path, as the run found it (for annotations on the entry's line).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub path: String,
     /// The device name its name carries.
     pub device_name: Option<String>,
     /// The fleet device it maps to.

@@ -9,8 +9,13 @@ use crate::model::probe::ProbeReport;
 /// Markdown for GitHub.
 pub struct Markdown;
 
-fn escape(cell: &str) -> String {
-    cell.replace('|', "\\|")
+/// A cell's text for GitHub-flavoured Markdown: `|` would end the cell, and `<`, `>` and `&`
+/// would be read as HTML (`!tt.ptr<bf16>` would lose its `<bf16>` as an unknown tag).
+pub(super) fn escape(cell: &str) -> String {
+    cell.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
 }
 
 pub(super) fn draw(table: &Table) -> String {

@@ -548,6 +548,10 @@ pub trait Findings {
     fn none_fits(&self) -> Vec<Miss> {
         Vec::new()
     }
+    /// The kernel's source file and function, when the report is about one kernel (a probe).
+    fn kernel_source(&self) -> Option<(String, String)> {
+        None
+    }
 }
 
 /// A finding of the `baseline` and `none-fits` rules: what, on which device, and the detail.
@@ -559,6 +563,8 @@ pub struct Miss {
     pub device: String,
     /// Bytes over, or why.
     pub detail: String,
+    /// For a config file's entry: the file's path and the entry's key (for an annotation on it).
+    pub entry: Option<(String, String)>,
 }
 
 /// Whether a verdict means the config cannot run on the device (over a budget or a limit).
@@ -638,6 +644,10 @@ impl Findings for ProbeReport {
         (failed, self.results.len())
     }
 
+    fn kernel_source(&self) -> Option<(String, String)> {
+        Some((self.kernel.file.clone(), self.kernel.function.clone()))
+    }
+
     fn shipped_misses(&self, shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
         let varying = varying_axes(self);
         let mut found = Vec::new();
@@ -647,6 +657,7 @@ impl Findings for ProbeReport {
             };
             if let Some(v) = verdict.filter(|v| misses(v.verdict)) {
                 found.push(Miss {
+                    entry: None,
                     subject: config_text(&config, &varying),
                     device: rec.device.clone(),
                     detail: v.over_by.map_or_else(
@@ -665,6 +676,7 @@ impl Findings for ProbeReport {
                     .filter(|e| e.verdict.is_some_and(misses))
                 {
                     found.push(Miss {
+                        entry: Some((file.path.clone(), entry.key.clone())),
                         subject: format!("{}: {}", file.file, entry.key),
                         device: device.clone(),
                         detail: entry
@@ -696,6 +708,7 @@ impl Findings for ProbeReport {
                     .collect::<Vec<_>>()
                     .join(" ");
                 found.push(Miss {
+                    entry: None,
                     subject: format!(
                         "the autotune list{}",
                         if variant.is_empty() {
@@ -719,6 +732,7 @@ impl Findings for ProbeReport {
                     .any(|e| e.verdict == Some(VerdictCode::Fits))
             {
                 found.push(Miss {
+                    entry: Some((file.path.clone(), String::new())),
                     subject: file.file.clone(),
                     device: device.clone(),
                     detail: format!("0 of {} entries fit", file.entries.len()),

@@ -258,21 +258,26 @@ impl Exporter<ReplayReport> for Markdown {
         }
         out.push_str("\n<details><summary>Variants</summary>\n\n");
         for line in variant_lines(report) {
-            let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+            let _ = writeln!(out, "- {}", super::markdown::escape(&line));
         }
         out.push_str("\n</details>\n\n");
         let problems = problems(report);
         if !problems.is_empty() {
             out.push_str("<details><summary>Did not compile, or failed</summary>\n\n");
             for line in problems {
-                let _ = writeln!(out, "- {}", line.replace('|', "\\|"));
+                let _ = writeln!(out, "- {}", super::markdown::escape(&line));
             }
             out.push_str("\n</details>\n\n");
         }
         if !report.skipped.is_empty() {
             out.push_str("<details><summary>Skipped</summary>\n\n");
             for skipped in &report.skipped {
-                let _ = writeln!(out, "- `{}`: {}", skipped.path.display(), skipped.reason);
+                let _ = writeln!(
+                    out,
+                    "- `{}`: {}",
+                    skipped.path.display(),
+                    super::markdown::escape(&skipped.reason)
+                );
             }
             out.push_str("\n</details>\n\n");
         }

@@ -8,7 +8,7 @@ use tilefit_core::model::verdict::VerdictCode;
 use tilefit_core::render::{Exporter, Findings, Html, Json, Markdown, Terminal};
 use tilefit_core::units::format_count;
 
-use crate::cli::{FailOn, OutputArgs};
+use crate::cli::{FailOn, OutputArgs, OutputFormat};
 use crate::failure::hinted;
 use std::path::Path;
 use tilefit_core::fix::ConfigExport;
@@ -90,12 +90,27 @@ where
         eprintln!("tilefit: wrote the cliff map to {}", path.display());
     }
     if json != Some("-") {
-        let text = if args.markdown {
+        let text = if args.format() == OutputFormat::Markdown {
             Markdown.export(report)
         } else {
             Terminal.export(report)
         };
         output::print(&text)?;
+    }
+    if args.summary {
+        let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+            return Err(hinted(
+                "`--summary` appends to `$GITHUB_STEP_SUMMARY`, which is not set",
+                "use it in a GitHub Actions step, or set GITHUB_STEP_SUMMARY to a file",
+            ));
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("opening `{}`", Path::new(&path).display()))?;
+        std::io::Write::write_all(&mut file, format!("{}\n", Markdown.export(report)).as_bytes())
+            .with_context(|| format!("writing `{}`", Path::new(&path).display()))?;
     }
     Ok(())
 }
@@ -143,6 +158,8 @@ pub fn emit_configs(
 struct Finding {
     key: (String, String, String),
     text: String,
+    /// A config file's entry it is about: (path, key).
+    entry: Option<(String, String)>,
 }
 
 /// What one rule finds in a report.
@@ -155,6 +172,7 @@ fn findings_of(
     let finding = |subject: &str, device: &str, text: String| Finding {
         key: (name.clone(), subject.to_owned(), device.to_owned()),
         text,
+        entry: None,
     };
     let mut found: Vec<Finding> = Vec::new();
     match rule {
@@ -166,17 +184,19 @@ fn findings_of(
         FailOn::Baseline => {
             for miss in report.shipped_misses(shipped) {
                 let text = format!("{} on {} {}", miss.subject, miss.device, miss.detail);
-                found.push(finding(
-                    &miss.subject,
-                    &miss.device,
-                    text.trim_end().to_owned(),
-                ));
+                found.push(Finding {
+                    entry: miss.entry.clone(),
+                    ..finding(&miss.subject, &miss.device, text.trim_end().to_owned())
+                });
             }
         }
         FailOn::NoneFits => {
             for miss in report.none_fits() {
                 let text = format!("{} on {} ({})", miss.subject, miss.device, miss.detail);
-                found.push(finding(&miss.subject, &miss.device, text));
+                found.push(Finding {
+                    entry: miss.entry.clone(),
+                    ..finding(&miss.subject, &miss.device, text)
+                });
             }
         }
         _ => {}
@@ -317,13 +337,15 @@ pub fn read_report(path: &Path) -> anyhow::Result<Box<dyn Findings>> {
     }
 }
 
-/// The gate: the findings `--fail-on` asks about (less those `--baseline` already had), worded on
-/// one stderr line. Returns whether the gate failed.
-pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
-    let mut parts: Vec<String> = Vec::new();
-    let mut total = 0;
+/// The findings of `rules` that `--baseline` does not already have, with their rule.
+fn new_findings(
+    gate: &Gate<'_>,
+    rules: &[FailOn],
+    report: &dyn Findings,
+) -> (Vec<(FailOn, Vec<Finding>)>, usize) {
     let mut known = 0;
-    for &rule in gate.fail_on {
+    let mut out = Vec::new();
+    for &rule in rules {
         let mut findings = findings_of(rule, report, gate.shipped.as_ref());
         if let Some(old) = &gate.old {
             let before: std::collections::HashSet<(String, String, String)> =
@@ -335,6 +357,18 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
             findings.retain(|f| !before.contains(&f.key));
             known += all - findings.len();
         }
+        out.push((rule, findings));
+    }
+    (out, known)
+}
+
+/// The gate: the findings `--fail-on` asks about (less those `--baseline` already had), worded on
+/// one stderr line. Returns whether the gate failed.
+pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
+    let mut parts: Vec<String> = Vec::new();
+    let mut total = 0;
+    let (by_rule, known) = new_findings(gate, gate.fail_on, report);
+    for (rule, findings) in by_rule {
         if findings.is_empty() {
             continue;
         }
@@ -380,7 +414,11 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
 /// interrupt) are exit 2 whatever the gate says, then the gate's findings exit 1. A saved report
 /// read back exits as the run that wrote it did.
 pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
-    let gate_failed = gate(&Gate::from_args(args)?, report);
+    let rules = Gate::from_args(args)?;
+    if args.format() == OutputFormat::Github {
+        annotate(&rules, report)?;
+    }
+    let gate_failed = gate(&rules, report);
     let (failed, total) = report.failed_jobs();
     Ok(exit_code(failed, total, gate_failed))
 }
@@ -397,4 +435,121 @@ fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
     } else {
         exit_codes::OK
     }
+}
+
+/// At most this many annotations per run; the rest are counted.
+const MAX_ANNOTATIONS: usize = 10;
+
+/// GitHub workflow-command escaping: `%`, CR and LF always, `:` and `,` in properties too.
+fn escape_data(text: &str) -> String {
+    text.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+fn escape_property(text: &str) -> String {
+    escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// A path as the repository names it: relative to `GITHUB_WORKSPACE`, else to the working folder.
+fn repository_relative(path: &str) -> String {
+    let path = Path::new(path);
+    let roots = [
+        std::env::var_os("GITHUB_WORKSPACE").map(std::path::PathBuf::from),
+        std::env::current_dir().ok(),
+    ];
+    for root in roots.into_iter().flatten() {
+        if let Ok(relative) = path.strip_prefix(&root) {
+            return relative.display().to_string();
+        }
+    }
+    path.display().to_string()
+}
+
+/// The 1-based line in `path` of a config file's entry (`"256": {`), or of the decorator above
+/// `def function(` (`@triton.autotune` when `autotune`, else `@triton.jit`).
+fn line_of(path: &str, entry: Option<&str>, function: Option<(&str, bool)>) -> Option<usize> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let lines: Vec<&str> = text.lines().collect();
+    if let Some(key) = entry.filter(|k| !k.is_empty()) {
+        let quoted = format!("\"{key}\"");
+        return lines
+            .iter()
+            .position(|l| l.trim_start().starts_with(&quoted))
+            .map(|i| i + 1);
+    }
+    let (function, autotune) = function?;
+    let def = lines.iter().position(|l| {
+        l.trim_start()
+            .strip_prefix("def ")
+            .is_some_and(|rest| rest.trim_start().starts_with(&format!("{function}(")))
+    })?;
+    let wanted = if autotune { "autotune" } else { "jit" };
+    (0..def)
+        .rev()
+        .take_while(|&i| !lines[i].trim_start().starts_with("def "))
+        .find(|&i| lines[i].trim_start().starts_with('@') && lines[i].contains(wanted))
+        .or(Some(def))
+        .map(|i| i + 1)
+}
+
+/// `::error file=...,line=...,title=...::message` for the findings reviewers must see: the rules of
+/// `--fail-on`, or without it the ones that crash engines (`baseline`, `none-fits`,
+/// `unmapped-files`). At most [`MAX_ANNOTATIONS`], then a count of the rest.
+fn annotate(gate: &Gate<'_>, report: &dyn Findings) -> anyhow::Result<()> {
+    let default = [FailOn::Baseline, FailOn::NoneFits, FailOn::UnmappedFiles];
+    let rules: &[FailOn] = if gate.fail_on.is_empty() {
+        &default
+    } else {
+        gate.fail_on
+    };
+    let kernel = report.kernel_source();
+    let (by_rule, _) = new_findings(gate, rules, report);
+    let mut lines = Vec::new();
+    let mut rest = 0;
+    for (rule, findings) in &by_rule {
+        for finding in findings {
+            if lines.len() == MAX_ANNOTATIONS {
+                rest += 1;
+                continue;
+            }
+            let (file, line) = match (&finding.entry, &kernel) {
+                (Some((path, key)), _) => (Some(path.clone()), line_of(path, Some(key), None)),
+                (None, Some((path, function))) => {
+                    let autotune = *rule == FailOn::NoneFits;
+                    (
+                        Some(path.clone()),
+                        line_of(path, None, Some((function, autotune))),
+                    )
+                }
+                (None, None) => (None, None),
+            };
+            let mut properties = Vec::new();
+            if let Some(file) = file {
+                properties.push(format!(
+                    "file={}",
+                    escape_property(&repository_relative(&file))
+                ));
+            }
+            if let Some(line) = line {
+                properties.push(format!("line={line}"));
+            }
+            properties.push(format!(
+                "title={}",
+                escape_property(&format!("tilefit {}", rule.name()))
+            ));
+            lines.push(format!(
+                "::error {}::{}",
+                properties.join(","),
+                escape_data(&finding.text)
+            ));
+        }
+    }
+    if rest > 0 {
+        lines.push(format!("::warning title=tilefit::{rest} more findings are not annotated (at most {MAX_ANNOTATIONS} per run)"));
+    }
+    if !lines.is_empty() {
+        output::print(&(lines.join("\n") + "\n"))?;
+    }
+    Ok(())
 }

@@ -5,6 +5,7 @@ mod devices;
 mod explain;
 mod faults;
 mod field;
+mod github;
 mod listed;
 mod live;
 mod probe;

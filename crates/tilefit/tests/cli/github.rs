@@ -1,0 +1,139 @@
+//! Output where reviewers look: `::error` annotations on the kernel's `@triton.jit` line and on a
+//! config file's entry, the step summary, and Markdown that GitHub does not read as HTML.
+
+use std::path::Path;
+
+use pulldown_cmark::{Event, Options, Parser};
+
+use super::{fixture, python, scratch, tilefit_with};
+
+fn repository() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+}
+
+/// `probe SPEC --output-format github` with the repository as `GITHUB_WORKSPACE`.
+fn github_probe(spec: &str, cache: &Path, extra: &[&str]) -> super::Run {
+    let root = repository().canonicalize().unwrap();
+    let mut args = vec![
+        "probe",
+        spec,
+        "--python",
+        python().to_str().unwrap(),
+        "--jobs",
+        "2",
+        "--output-format",
+        "github",
+    ];
+    args.extend(extra);
+    tilefit_with(
+        &args,
+        None,
+        &[("TILEFIT_CACHE_DIR", cache), ("GITHUB_WORKSPACE", &root)],
+    )
+}
+
+#[test]
+fn a_baseline_that_misses_a_device_is_annotated_on_the_kernel_s_jit_line() {
+    let cache = scratch("github-kernel");
+    // moe_fp8.toml's baseline (its first config, SGLang's former fp8 default) misses both 99 KiB
+    // cards; moe_launch.py has `@triton.jit` on line 20, under its `@triton.heuristics`.
+    let spec = fixture("field/moe_fp8.toml");
+    let run = github_probe(&spec, &cache, &[]);
+    assert_eq!(run.code, 0, "annotations alone do not fail: {}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("::")).collect();
+    assert_eq!(
+        lines,
+        [
+            "::error file=crates/tilefit/tests/fixtures/field/moe_launch.py,line=20,title=tilefit baseline::BLOCK_SIZE_M=128 BLOCK_SIZE_N=256 on rtx-4090 +46,080",
+            "::error file=crates/tilefit/tests/fixtures/field/moe_launch.py,line=20,title=tilefit baseline::BLOCK_SIZE_M=128 BLOCK_SIZE_N=256 on rtx-pro-6000 +46,080",
+        ],
+        "{}",
+        run.stdout
+    );
+    // The table is still printed.
+    assert!(run.stdout.contains("budget/block"), "{}", run.stdout);
+}
+
+#[test]
+fn a_config_file_entry_is_annotated_on_its_line_and_the_summary_gets_markdown() {
+    let cache = scratch("github-files");
+    let summary = scratch("github-summary").join("summary.md");
+    let spec = fixture("field/folder.toml");
+    let root = repository().canonicalize().unwrap();
+    let run = tilefit_with(
+        &[
+            "probe",
+            &spec,
+            "--python",
+            python().to_str().unwrap(),
+            "--jobs",
+            "2",
+            "--output-format",
+            "github",
+            "--summary",
+            "--fail-on",
+            "baseline",
+        ],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", cache.as_path()),
+            ("GITHUB_WORKSPACE", root.as_path()),
+            ("GITHUB_STEP_SUMMARY", summary.as_path()),
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let entry_line = std::fs::read_to_string(fixture(
+        "field/configs/triton_3_5_1/E=8,N=14336,device_name=NVIDIA_GeForce_RTX_4090,dtype=fp8_w8a8.json",
+    ))
+    .unwrap()
+    .lines()
+    .position(|l| l.trim_start().starts_with("\"256\""))
+    .unwrap()
+        + 1;
+    let expected = format!(
+        "::error file=crates/tilefit/tests/fixtures/field/configs/triton_3_5_1/E=8%2CN=14336%2Cdevice_name=NVIDIA_GeForce_RTX_4090%2Cdtype=fp8_w8a8.json,line={entry_line},title=tilefit baseline::"
+    );
+    assert!(
+        run.stdout.lines().any(|l| l.starts_with(&expected)),
+        "{expected}\n{}",
+        run.stdout
+    );
+    let markdown = std::fs::read_to_string(&summary).unwrap();
+    assert!(markdown.contains("**Config files**"), "{markdown}");
+    assert!(
+        run.stdout.contains("budget/block"),
+        "the log keeps the table"
+    );
+}
+
+#[test]
+fn replay_markdown_keeps_pointer_types_as_text() {
+    let run = tilefit_with(
+        &["report", &fixture("reports/h200_replay.json"), "--markdown"],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mut text = String::new();
+    for event in Parser::new_ext(&run.stdout, Options::ENABLE_TABLES) {
+        match event {
+            Event::Text(t) | Event::Code(t) => text.push_str(&t),
+            // The report's own collapsible sections are the only HTML it writes.
+            Event::Html(html) | Event::InlineHtml(html) => assert!(
+                [
+                    "<details>",
+                    "<summary>",
+                    "</summary>",
+                    "</details>",
+                    "<sub>",
+                    "</sub>"
+                ]
+                .iter()
+                .any(|tag| html.contains(tag)),
+                "GitHub would read `{html}` as HTML"
+            ),
+            _ => {}
+        }
+    }
+    assert!(text.contains("!tt.ptr<bf16>"), "{text}");
+}
