@@ -40,13 +40,42 @@ pub struct Toolchain {
 }
 
 /// Where a toolchain came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Origin {
     /// `--python` or `TILEFIT_PYTHON`.
     UserPython,
     /// A managed environment under the cache directory.
     Managed,
+    /// The virtualenv or conda environment tilefit runs in (or was installed into), whose Python
+    /// imports triton.
+    Environment,
+}
+
+/// The Python of the environment tilefit runs in, when it imports triton: `VIRTUAL_ENV`, then
+/// `CONDA_PREFIX`, then the folder the `tilefit` executable sits in (a `pip install`ed wheel puts
+/// it beside the environment's `python`). `None` when there is none or it has no triton.
+pub fn from_environment() -> Option<Toolchain> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    for variable in ["VIRTUAL_ENV", "CONDA_PREFIX"] {
+        if let Some(prefix) = std::env::var_os(variable).filter(|p| !p.is_empty()) {
+            candidates.push(venv_python(Path::new(&prefix)));
+        }
+    }
+    if let Some(bin) = std::env::current_exe()
+        .ok()
+        .and_then(|exe| exe.parent().map(Path::to_path_buf))
+    {
+        candidates.extend(["python", "python3"].map(|name| bin.join(name)));
+    }
+    candidates
+        .into_iter()
+        .filter(|python| python.is_file())
+        .find_map(|python| from_python(&python).ok())
+        .map(|t| Toolchain {
+            origin: Origin::Environment,
+            ..t
+        })
 }
 
 /// Why no toolchain could be had.
@@ -287,6 +316,15 @@ fn remove_abandoned_staging(root: &Path, version: &str) {
     }
 }
 
+/// An executable on `PATH`, if there is one.
+fn which(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH").and_then(|paths| {
+        std::env::split_paths(&paths)
+            .map(|dir| dir.join(name))
+            .find(|candidate| candidate.is_file())
+    })
+}
+
 fn bootstrap_python() -> PathBuf {
     std::env::var_os("TILEFIT_BOOTSTRAP_PYTHON")
         .map_or_else(|| PathBuf::from("python3"), PathBuf::from)
@@ -298,35 +336,60 @@ fn install_into(
     progress: &mut dyn FnMut(&str),
 ) -> Result<(), ToolchainError> {
     let base = bootstrap_python();
+    let uv = which("uv");
     progress(&format!(
-        "creating a virtual environment with {}",
-        base.display()
+        "creating a virtual environment with {}{}",
+        base.display(),
+        if uv.is_some() { " (uv)" } else { "" }
     ));
-    let output = Command::new(&base)
-        .args(["-m", "venv"])
-        .arg(staging)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| ToolchainError::NoPython {
-            python: base.display().to_string(),
-            reason: e.to_string(),
-        })?;
+    // uv makes the environment and installs into it much faster than venv + pip.
+    let output = if let Some(uv) = &uv {
+        Command::new(uv)
+            .args(["venv", "--quiet", "--python"])
+            .arg(&base)
+            .arg(staging)
+            .stdin(Stdio::null())
+            .output()
+    } else {
+        Command::new(&base)
+            .args(["-m", "venv"])
+            .arg(staging)
+            .stdin(Stdio::null())
+            .output()
+    }
+    .map_err(|e| ToolchainError::NoPython {
+        python: base.display().to_string(),
+        reason: e.to_string(),
+    })?;
     if !output.status.success() {
         return Err(ToolchainError::VenvFailed {
             python: base.display().to_string(),
             detail: tail(&String::from_utf8_lossy(&output.stderr), 600),
         });
     }
-    progress(&format!("pip install triton=={version}"));
-    let mut child = Command::new(venv_python(staging))
-        .args([
+    progress(&format!(
+        "{} install triton=={version}",
+        if uv.is_some() { "uv pip" } else { "pip" }
+    ));
+    let mut install = if let Some(uv) = &uv {
+        let mut command = Command::new(uv);
+        command
+            .args(["pip", "install", "--python"])
+            .arg(venv_python(staging));
+        command
+    } else {
+        let mut command = Command::new(venv_python(staging));
+        command.args([
             "-m",
             "pip",
             "install",
             "--disable-pip-version-check",
             "--progress-bar",
             "off",
-        ])
+        ]);
+        command
+    };
+    let mut child = install
         .arg(format!("triton=={version}"))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

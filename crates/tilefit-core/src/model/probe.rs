@@ -172,6 +172,10 @@ pub struct ProbeReport {
     pub triton_version: String,
     /// Python version of the workers.
     pub python_version: String,
+    /// Where that Python came from: `environment` (the virtualenv or conda environment tilefit
+    /// runs in), `managed` or `user-python` (`--python`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub toolchain: Option<crate::compile::toolchain::Origin>,
     /// The spec file.
     pub spec: String,
     /// The kernel.

@@ -449,9 +449,14 @@ pub(crate) fn distinct_problems<'a>(
 pub(crate) fn footer(report: &ProbeReport) -> String {
     let s = &report.stats;
     format!(
-        "Triton {} (Python {}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
+        "Triton {} (Python {}{}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
         report.triton_version,
         report.python_version,
+        if report.toolchain == Some(crate::compile::toolchain::Origin::Environment) {
+            ", the environment's"
+        } else {
+            ""
+        },
         s.jobs,
         s.compiled,
         s.cached,

@@ -224,6 +224,7 @@ fn assemble(
         },
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
+        toolchain: Some(toolchain.origin),
         spec: spec.path.display().to_string(),
         kernel,
         targets: targets.to_vec(),

@@ -109,8 +109,11 @@ where
             .append(true)
             .open(&path)
             .with_context(|| format!("opening `{}`", Path::new(&path).display()))?;
-        std::io::Write::write_all(&mut file, format!("{}\n", Markdown.export(report)).as_bytes())
-            .with_context(|| format!("writing `{}`", Path::new(&path).display()))?;
+        std::io::Write::write_all(
+            &mut file,
+            format!("{}\n", Markdown.export(report)).as_bytes(),
+        )
+        .with_context(|| format!("writing `{}`", Path::new(&path).display()))?;
     }
     Ok(())
 }

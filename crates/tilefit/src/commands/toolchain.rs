@@ -65,8 +65,9 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
     Ok(exit_codes::OK)
 }
 
-/// The toolchain a compiling command uses: `--python`/`TILEFIT_PYTHON` as given, else the managed
-/// environment for the requested Triton version, installed on first use with progress on stderr.
+/// The toolchain a compiling command uses: `--python`/`TILEFIT_PYTHON` as given, else the
+/// environment's Python when it imports triton, else the managed environment for the requested
+/// Triton version, installed on first use with progress on stderr.
 pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<Toolchain> {
     if let Some(python) = &args.python {
         let t = toolchain::from_python(python).map_err(|e| hinted(e.to_string(), e.hint()))?;
@@ -76,6 +77,25 @@ pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<T
                 "tilefit: note: `{}` has triton {}, not the {wanted} asked for; results record {}",
                 python.display(),
                 t.triton_version,
+                t.triton_version
+            );
+        }
+        return Ok(t);
+    }
+    // Inside a virtualenv or conda environment whose Python imports triton, that is the Triton
+    // the user runs: use it, unless `--triton` asks for another version by name.
+    if args.triton.is_none()
+        && let Some(t) = toolchain::from_environment()
+    {
+        eprintln!(
+            "tilefit: using the environment's Triton {} (Python {}, {})",
+            t.triton_version,
+            t.python_version,
+            t.python.display()
+        );
+        if let Some(wanted) = spec_version.filter(|w| *w != t.triton_version) {
+            eprintln!(
+                "tilefit: note: the spec asks for triton {wanted}; results record {}",
                 t.triton_version
             );
         }
