@@ -137,3 +137,63 @@ fn replay_markdown_keeps_pointer_types_as_text() {
     }
     assert!(text.contains("!tt.ptr<bf16>"), "{text}");
 }
+
+/// The Action: a composite `action.yml` whose inputs are the ones documented, whose steps install
+/// tilefit with pip and run the installed binary with annotations and the step summary, and an
+/// example workflow of ten lines or fewer that uses it.
+#[test]
+fn the_action_installs_tilefit_and_runs_the_installed_binary() {
+    let text = std::fs::read_to_string(repository().join("action.yml")).unwrap();
+    let action: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(action["runs"]["using"], "composite");
+    let inputs = action["inputs"].as_mapping().unwrap();
+    let names: Vec<&str> = inputs.keys().map(|k| k.as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "command", "input", "targets", "fail-on", "baseline", "tilefit"
+        ]
+    );
+    assert_eq!(action["inputs"]["input"]["required"], true);
+    assert_eq!(action["inputs"]["fail-on"]["default"], "baseline,none-fits");
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let runs: Vec<&str> = steps.iter().filter_map(|s| s["run"].as_str()).collect();
+    assert!(runs[0].contains("python3 -m pip install"), "{}", runs[0]);
+    let run = runs.last().unwrap();
+    assert!(run.contains("tilefit \"$COMMAND\" $INPUT"), "{run}");
+    assert!(run.contains("--output-format github --summary"), "{run}");
+    assert!(
+        steps.iter().any(|s| s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/cache@"))),
+        "the result and toolchain folders are cached"
+    );
+    // Every option the run step passes is one the installed binary takes.
+    let help = tilefit_with(&["probe", "--help"], None, &[]);
+    for flag in [
+        "--output-format",
+        "--summary",
+        "--json",
+        "--targets",
+        "--fail-on",
+        "--baseline",
+    ] {
+        assert!(
+            help.stdout.contains(flag),
+            "{flag} missing from `tilefit probe --help`"
+        );
+        assert!(run.contains(flag), "{flag}");
+    }
+    let example =
+        std::fs::read_to_string(repository().join("examples/ci/tilefit-action.yml")).unwrap();
+    assert!(example.lines().count() <= 10);
+    let workflow: serde_yaml::Value = serde_yaml::from_str(&example).unwrap();
+    let uses = workflow["jobs"]["tilefit"]["steps"][1]["uses"]
+        .as_str()
+        .unwrap();
+    assert!(uses.ends_with("/tilefit@main"), "{uses}");
+    assert_eq!(
+        workflow["jobs"]["tilefit"]["steps"][1]["with"]["fail-on"],
+        "baseline,none-fits"
+    );
+}
