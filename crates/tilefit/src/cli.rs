@@ -46,6 +46,13 @@ pub enum Command {
     Verify(VerifyArgs),
     /// List or install the Python + Triton environments tilefit manages.
     Toolchain(ToolchainArgs),
+    /// Print shell completions (bash, zsh, fish, elvish, powershell) for tilefit.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print tilefit's man page (roff), generated from the same definitions as `--help`.
+    Man,
 }
 
 /// What makes a gate fail (exit 1).

@@ -21,5 +21,19 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Report(args) => report::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Toolchain(args) => toolchain::run(&args),
+        Command::Completions { shell } => {
+            let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut command, "tilefit", &mut out);
+            crate::output::print(&String::from_utf8_lossy(&out))?;
+            Ok(crate::exit_codes::OK)
+        }
+        Command::Man => {
+            let command = <crate::cli::Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_mangen::Man::new(command).render(&mut out)?;
+            crate::output::print(&String::from_utf8_lossy(&out))?;
+            Ok(crate::exit_codes::OK)
+        }
     }
 }

@@ -20,17 +20,39 @@ use crate::output;
 /// terminal (indicatif hides itself otherwise).
 pub struct Progress {
     bar: ProgressBar,
+    /// Without a terminal (CI logs): when the last plain progress line was written.
+    last_line: std::cell::Cell<Option<std::time::Instant>>,
 }
+
+/// Without a terminal, one progress line this often instead of a bar (or silence).
+const PLAIN_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
 
 impl Progress {
     pub fn new() -> Progress {
         Progress {
             bar: ProgressBar::hidden(),
+            last_line: std::cell::Cell::new(None),
         }
     }
 
     /// Feed one event from the library.
     pub fn event(&self, event: Event) {
+        use std::io::IsTerminal as _;
+        if !std::io::stderr().is_terminal() {
+            if let Event::Compiled { done, total, .. } = event {
+                let due = self
+                    .last_line
+                    .get()
+                    .is_none_or(|t| t.elapsed() >= PLAIN_PROGRESS_EVERY);
+                if due || done == total {
+                    self.last_line.set(Some(std::time::Instant::now()));
+                    eprintln!("tilefit: {done}/{total} compiled");
+                }
+            } else if let Event::Planned { .. } = event {
+                self.last_line.set(Some(std::time::Instant::now()));
+            }
+            return;
+        }
         match event {
             Event::Planned { to_compile, .. } if to_compile > 0 => {
                 self.bar.set_draw_target(ProgressDrawTarget::stderr());

@@ -197,3 +197,33 @@ fn the_action_installs_tilefit_and_runs_the_installed_binary() {
         "baseline,none-fits"
     );
 }
+
+/// The conveniences people expect: completions and a man page from the CLI definition, and in a
+/// log without a terminal a plain progress line instead of silence.
+#[test]
+fn completions_a_man_page_and_progress_without_a_terminal() {
+    for (shell, marker) in [
+        ("bash", "_tilefit()"),
+        ("zsh", "#compdef tilefit"),
+        ("fish", "complete -c tilefit"),
+    ] {
+        let run = tilefit_with(&["completions", shell], None, &[]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(run.stdout.contains(marker), "{shell}: {}", run.stdout);
+        assert!(run.stdout.contains("probe"), "{shell}");
+    }
+    let man = tilefit_with(&["man"], None, &[]);
+    assert_eq!(man.code, 0);
+    assert!(man.stdout.contains(".TH tilefit 1"), "{}", man.stdout);
+    assert!(man.stdout.contains("probe"), "{}", man.stdout);
+    // The tests' stderr is a pipe, as a CI log is: progress comes as plain lines (every few seconds,
+    // and at the end).
+    let cache = scratch("plain-progress");
+    let run = super::probe(&fixture("field/moe_launch.toml"), &cache, &["--no-cache"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("tilefit: 4/4 compiled"),
+        "{}",
+        run.stderr
+    );
+}
