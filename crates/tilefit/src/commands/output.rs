@@ -320,7 +320,7 @@ impl<'a> Gate<'a> {
         };
         let old = match &args.baseline {
             None => None,
-            Some(path) => Some(read_report(path)?),
+            Some(path) => Some(read_report(path)?.into_findings()),
         };
         Ok(Gate {
             fail_on: &args.fail_on,
@@ -330,8 +330,26 @@ impl<'a> Gate<'a> {
     }
 }
 
-/// A saved probe or replay report, as findings.
-pub fn read_report(path: &Path) -> anyhow::Result<Box<dyn Findings>> {
+/// A report saved with `--json`, read back.
+pub enum SavedReport {
+    /// `tilefit probe --json`.
+    Probe(Box<tilefit_core::model::probe::ProbeReport>),
+    /// `tilefit replay --json`.
+    Replay(Box<tilefit_core::model::replay::ReplayReport>),
+}
+
+impl SavedReport {
+    /// As findings, for the gate.
+    pub fn into_findings(self) -> Box<dyn Findings> {
+        match self {
+            SavedReport::Probe(report) => report,
+            SavedReport::Replay(report) => report,
+        }
+    }
+}
+
+/// Read a saved probe or replay report; a file that is not one is bad input naming the file.
+pub fn read_report(path: &Path) -> anyhow::Result<SavedReport> {
     let shown = path.display().to_string();
     let text = std::fs::read_to_string(path).with_context(|| format!("reading `{shown}`"))?;
     let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
@@ -346,15 +364,23 @@ pub fn read_report(path: &Path) -> anyhow::Result<Box<dyn Findings>> {
             "re-run the probe or replay with this tilefit to save a fresh report",
         )
     };
+    if json
+        .get("schema_version")
+        .and_then(serde_json::Value::as_u64)
+        != Some(1)
+    {
+        return Err(hinted(
+            format!("`{shown}` has no `schema_version: 1`"),
+            "this tilefit reads reports of schema_version 1",
+        ));
+    }
     match json.get("kind").and_then(serde_json::Value::as_str) {
-        Some("probe") => Ok(Box::new(
-            serde_json::from_value::<tilefit_core::model::probe::ProbeReport>(json)
-                .map_err(not_a_report)?,
-        )),
-        Some("replay") => Ok(Box::new(
-            serde_json::from_value::<tilefit_core::model::replay::ReplayReport>(json)
-                .map_err(not_a_report)?,
-        )),
+        Some("probe") => Ok(SavedReport::Probe(Box::new(
+            serde_json::from_value(json).map_err(not_a_report)?,
+        ))),
+        Some("replay") => Ok(SavedReport::Replay(Box::new(
+            serde_json::from_value(json).map_err(not_a_report)?,
+        ))),
         other => Err(hinted(
             format!("`{shown}` has the kind {other:?}, not `probe` or `replay`"),
             "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",

@@ -139,10 +139,8 @@ fn the_autotune_list_is_the_sweep_with_per_device_fit_and_pruned_lists() {
     assert_eq!(export["autotune"]["none_fits"], serde_json::json!([]));
 }
 
-#[test]
-fn a_device_where_no_autotune_config_fits_is_named() {
-    let cache = scratch("autotune-none");
-    let dir = scratch("autotune-none-spec");
+/// The autotune example with the big-tile fixture's list, for an H100 and an RTX PRO 6000.
+fn big_tiles_spec(dir: &Path) -> PathBuf {
     let spec_text = std::fs::read_to_string(examples().join("matmul/autotune.toml"))
         .unwrap()
         .replace(
@@ -156,6 +154,14 @@ fn a_device_where_no_autotune_config_fits_is_named() {
         );
     let spec = dir.join("big.toml");
     std::fs::write(&spec, spec_text).unwrap();
+    spec
+}
+
+#[test]
+fn a_device_where_no_autotune_config_fits_is_named() {
+    let cache = scratch("autotune-none");
+    let dir = scratch("autotune-none-spec");
+    let spec = big_tiles_spec(&dir);
     let run = probe(&spec, &cache, &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert!(
@@ -445,19 +451,7 @@ fn the_none_fits_gate_fails_only_where_a_device_keeps_nothing() {
     );
     assert_eq!(run.code, 0, "every device keeps an entry: {}", run.stderr);
     let dir = scratch("gate-none-fits-spec");
-    let spec_text = std::fs::read_to_string(examples().join("matmul/autotune.toml"))
-        .unwrap()
-        .replace(
-            "file = \"matmul_autotuned.py\"",
-            &format!("file = {:?}", fixture("autotuned_big.py")),
-        )
-        .replace("matmul_kernel_autotuned", "matmul_kernel_big_tiles")
-        .replace(
-            "devices = [\"h100\", \"rtx-pro-6000\", \"rtx-4090\", \"l40s\", \"a100\", \"mi300x\"]",
-            "devices = [\"h100\", \"rtx-pro-6000\"]",
-        );
-    let spec = dir.join("big.toml");
-    std::fs::write(&spec, spec_text).unwrap();
+    let spec = big_tiles_spec(&dir);
     let run = probe(&spec, &cache, &["--fail-on", "none-fits"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
