@@ -26,6 +26,9 @@ pub struct ListedRun<'a> {
     pub file_problems: Vec<FileProblem>,
     /// The autotune list, when that is the source.
     pub autotune: Vec<AutotuneConfig>,
+    /// The devices the user named (`[targets]`, `--targets`): a config file's entry is listed for
+    /// them and for its own file's device, not for the other files' devices.
+    pub explicit: Vec<String>,
 }
 
 /// Per device and per config file: the listed configs' verdicts.
@@ -40,6 +43,28 @@ pub fn summarize(
         results
             .iter()
             .any(|r| r.config_index == config && r.arch == arch)
+    };
+    // Config files: which devices each config's files name.
+    let file_devices: std::collections::HashMap<&str, &str> = run
+        .files
+        .iter()
+        .filter_map(|f| {
+            f.device
+                .as_ref()
+                .map(|d| (f.file.name.as_str(), d.device.as_str()))
+        })
+        .collect();
+    let listed_for = |config: usize, device: &TargetDevice| {
+        run.listed.kind != crate::input::spec::ListKind::ConfigFiles
+            || run.explicit.contains(&device.device)
+            || run.origins.get(config).is_some_and(|origins| {
+                origins.iter().any(|origin| {
+                    origin
+                        .rsplit_once(": ")
+                        .and_then(|(file, _)| file_devices.get(file))
+                        .is_some_and(|d| *d == device.device)
+                })
+            })
     };
     let mut per_device = Vec::new();
     let listed_keys: Vec<String> = run.listed.axes().into_iter().map(|a| a.name).collect();
@@ -67,7 +92,7 @@ pub fn summarize(
             for index in first..first + chunk.len() {
                 // A config file's entry is compiled only for some archs: elsewhere it is not
                 // listed at all.
-                if !compiled_for(index, &device.arch) {
+                if !compiled_for(index, &device.arch) || !listed_for(index, device) {
                     continue;
                 }
                 fit.total += 1;
@@ -181,6 +206,7 @@ pub(crate) fn summarize_listed(
             files: inputs.files,
             file_problems: inputs.file_problems,
             autotune: inputs.autotune,
+            explicit: inputs.explicit,
         },
         results,
         targets,

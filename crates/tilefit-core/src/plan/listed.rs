@@ -306,6 +306,8 @@ pub(crate) struct ListedInputs {
     pub(crate) files: Vec<PreparedFile>,
     pub(crate) file_problems: Vec<FileProblem>,
     pub(crate) autotune: Vec<AutotuneConfig>,
+    /// The devices the user named, before the config files' devices joined the fleet.
+    pub(crate) explicit: Vec<String>,
 }
 
 /// The spec and fleet a probe runs: with the autotune list or the config files crossed into the
@@ -399,6 +401,7 @@ pub(crate) fn prepare_listed(
                 files: mapped,
                 file_problems: problems,
                 autotune: Vec::new(),
+                explicit: targets.iter().map(|d| d.device.clone()).collect(),
             }),
         });
     }
@@ -413,6 +416,7 @@ pub(crate) fn prepare_listed(
                     files: Vec::new(),
                     file_problems: Vec::new(),
                     autotune: configs.clone(),
+                    explicit: targets.iter().map(|d| d.device.clone()).collect(),
                 }),
             })
         }

@@ -291,6 +291,10 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
                 "{\"16\": {\"BLOCK_SIZE_M\": 16,",
             ),
             (
+                "E=8,N=14336,device_name=NVIDIA_H200.json",
+                "{\"64\": {\"BLOCK_SIZE_M\": 32, \"BLOCK_SIZE_N\": 64, \"BLOCK_SIZE_K\": 64, \"GROUP_SIZE_M\": 1, \"num_warps\": 4, \"num_stages\": 3}}",
+            ),
+            (
                 "E=8,N=14336.json",
                 "{\"1\": {\"BLOCK_SIZE_M\": 16, \"BLOCK_SIZE_N\": 64, \"BLOCK_SIZE_K\": 128, \"GROUP_SIZE_M\": 1, \"num_warps\": 4, \"num_stages\": 3}}",
             ),
@@ -343,6 +347,14 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
             .any(|pair| pair[0] == index)
     };
     assert!(on("rtx-pro-6000") && !on("h100"));
+    // The H200 joined the fleet through its own file: its row counts that file's one entry, not
+    // the H100 file's, though both compile for sm_90. The H100 the user named counts every
+    // distinct NVIDIA config, from every file.
+    let h200 = file("NVIDIA_H200.json");
+    let h200_device = h200["device"].as_str().unwrap();
+    assert_eq!(per_device(&report, h200_device)["total"], 1, "{report}");
+    assert_eq!(per_device(&report, "h100")["total"], listed["distinct"]);
+    assert_eq!(listed["distinct"], 10);
     // An NVIDIA file's entries are judged on the fleet's NVIDIA devices only: an engine on the
     // MI300X never loads it.
     assert!(!compiled_for(&report, &Value::from(index), "gfx942"));
