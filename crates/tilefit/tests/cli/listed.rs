@@ -381,9 +381,12 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
             .unwrap()
             .contains("is not valid JSON")
     );
+    the_config_files_read_as_a_user_reads_them(&spec, &cache);
+}
 
-    // As a user reads it.
-    let run = probe(&spec, &cache, &["--fail-on", "over-budget"]);
+/// The text, markdown and gate views of the config-file sweep above.
+fn the_config_files_read_as_a_user_reads_them(spec: &Path, cache: &Path) {
+    let run = probe(spec, cache, &["--fail-on", "over-budget"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stdout.contains("E=8,N=14336,device_name=NVIDIA_GeForce_RTX_4090.json -> GeForce RTX 4090 (sm_89): 4/5 configs fit; OVER on its own device: 256 (#"),
@@ -395,10 +398,10 @@ fn config_files_are_checked_on_their_own_device_and_the_fleet() {
         "E=8,N=14336,device_name=NVIDIA_A100-SXM4-80GB.json: SKIPPED: is not valid JSON"
     ));
     assert!(run.stdout.contains("0 compiled"), "cached: {}", run.stdout);
-    let markdown = probe(&spec, &cache, &["--markdown"]);
+    let markdown = probe(spec, cache, &["--markdown"]);
     assert!(markdown.stdout.contains("**Config files**"));
     // The CI gate for files an engine would silently replace with its defaults.
-    let run = probe(&spec, &cache, &["--fail-on", "unmapped-files"]);
+    let run = probe(spec, cache, &["--fail-on", "unmapped-files"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert!(
         run.stderr.contains("3 config files map to no device: E=8,N=14336,device_name=NVIDIA_Tesla_P100-PCIE-16GB.json, E=8,N=14336.json, E=8,N=14336,device_name=NVIDIA_A100-SXM4-80GB.json"),
