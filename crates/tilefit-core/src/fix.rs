@@ -129,10 +129,41 @@ fn autotune_export(report: &ProbeReport) -> Option<AutotuneExport> {
     })
 }
 
+/// The lookup the Python export ends with: keyed by the arch the driver reports, the names only a
+/// way to ask for another device (the same rule as the `tilefit` package's `config_for`).
+const PYTHON_LOOKUP: &str = r#"}
+
+
+def current_arch(device=None):
+    """The arch of a CUDA/HIP device as the driver reports it (torch): the key of CONFIGS_BY_ARCH."""
+    import torch
+
+    props = torch.cuda.get_device_properties(torch.cuda.current_device() if device is None else device)
+    if getattr(torch.version, "hip", None):
+        return props.gcnArchName.split(":")[0]
+    return f"sm_{props.major}{props.minor}"
+
+
+def configs_for(device=None, variant=None):
+    """The pruned list for the current device (None), an arch ("sm_120") or a device name."""
+    if device is None:
+        arch = current_arch()
+    elif device.startswith(("sm_", "gfx")):
+        arch = device
+    elif device in DEVICE_ARCH:
+        arch = DEVICE_ARCH[device]
+    else:
+        raise KeyError(f"{device!r} is not a device name tilefit's table knows: pass its arch (sm_90, gfx942)")
+    key = arch if variant is None else (arch, variant)
+    if key not in CONFIGS_BY_ARCH:
+        raise KeyError(f"{key} was not probed by tilefit: probe with --targets {arch} and export again")
+    return CONFIGS_BY_ARCH[key]
+"#;
+
 impl ConfigExport {
     /// The pruned autotune lists as a Python module: `CONFIGS_BY_ARCH`, `DEVICE_ARCH` and
-    /// `configs_for(device_name)`, to paste into the kernel's module or import. `None` when the
-    /// kernel was not autotuned.
+    /// `configs_for(device=None)` (by the live arch, an arch or a name), to paste into the kernel's
+    /// module or import. `None` when the kernel was not autotuned.
     pub fn python(&self) -> Option<String> {
         let autotune = self.autotune.as_ref()?;
         let mut out = format!(
@@ -175,7 +206,7 @@ impl ConfigExport {
         for (name, arch) in self.device_names.iter().chain(&self.devices) {
             let _ = writeln!(out, "    {name:?}: {arch:?},");
         }
-        out.push_str("}\n\n\ndef configs_for(device_name):\n    \"\"\"The pruned list for a device name (torch.cuda.get_device_name()).\"\"\"\n    return CONFIGS_BY_ARCH[DEVICE_ARCH[device_name]]\n");
+        out.push_str(PYTHON_LOOKUP);
         Some(out)
     }
 }

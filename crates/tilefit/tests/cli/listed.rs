@@ -118,7 +118,7 @@ fn the_autotune_list_is_the_sweep_with_per_device_fit_and_pruned_lists() {
     let check = std::process::Command::new(python())
         .arg("-c")
         .arg(format!(
-            "import runpy, triton\nm = runpy.run_path({:?})\nfor name, n in [('NVIDIA GeForce RTX 4090', 5), ('h100', 8), ('NVIDIA RTX PRO 6000 Blackwell Server Edition', 5)]:\n    got = m['configs_for'](name)\n    assert len(got) == n, (name, len(got))\n    assert all(isinstance(c, triton.Config) for c in got)\nprint('ok')",
+            "import runpy, triton\nm = runpy.run_path({:?})\nfor name, n in [('NVIDIA GeForce RTX 4090', 5), ('h100', 8), ('NVIDIA RTX PRO 6000 Blackwell Server Edition', 5), ('sm_120', 5), ('sm_90', 8)]:\n    got = m['configs_for'](name)\n    assert len(got) == n, (name, len(got))\n    assert all(isinstance(c, triton.Config) for c in got)\ntry:\n    m['configs_for']('sm_100')\nexcept KeyError as e:\n    assert 'was not probed' in str(e), e\nelse:\n    raise SystemExit('sm_100 was not probed')\nprint('ok')",
             py.display().to_string()
         ))
         .output()

@@ -9,6 +9,7 @@ mod github;
 mod listed;
 mod live;
 mod probe;
+mod python;
 mod replay;
 mod report;
 mod resources;
