@@ -67,6 +67,10 @@ def pytest_configure(config):
     fleet = config.getoption("--tilefit-fleet")
     if not fleet:
         return
+    if hasattr(config, "workerinput"):
+        # A pytest-xdist worker: it inherited the controller's TRITON_CACHE_DIR, and the
+        # controller replays the whole session's cache once.
+        return
     state = _State(fleet, config.getoption("--tilefit-report-only"), _binary(config))
     # Triton reads the variable at each compile, so kernels compiled from here on land in it.
     os.environ["TRITON_CACHE_DIR"] = state.cache
@@ -97,6 +101,12 @@ def pytest_sessionfinish(session, exitstatus):
     state = getattr(session.config, _STATE, None)
     if state is None:
         return
+    compiled = any(
+        name.endswith(".json") for _, _, names in os.walk(state.cache) for name in names
+    )
+    if not compiled:
+        state.report = {"kernels": []}
+        return
     out = os.path.join(state.cache, "..", os.path.basename(state.cache) + "-replay.json")
     run = subprocess.run(
         [state.binary, "replay", state.cache, "--targets", state.fleet, "--json", out],
@@ -105,7 +115,8 @@ def pytest_sessionfinish(session, exitstatus):
     )
     if not os.path.exists(out):
         state.error = f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
-        session.exitstatus = 1
+        if not state.report_only:
+            session.exitstatus = 1
         return
     with open(out, encoding="utf-8") as f:
         state.report = json.load(f)
@@ -124,7 +135,14 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         tr.write_line(state.error, red=True)
         return
     kernels = state.report.get("kernels", []) if state.report else []
-    tr.write_line(f"{len(kernels)} kernel variants replayed (Triton cache {state.cache})")
+    if not kernels:
+        tr.write_line("the session compiled no Triton kernels: nothing to replay")
+        return
+    triton = state.report.get("versions", [{}])[0].get("replayed_with", "?")
+    tr.write_line(
+        f"{len(kernels)} kernel variant(s) replayed with Triton {triton} "
+        f"(Triton cache {state.cache})"
+    )
     if not state.misses:
         tr.write_line("every kernel fits every device of the fleet", green=True)
         return

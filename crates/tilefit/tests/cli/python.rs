@@ -174,6 +174,21 @@ fn the_pytest_plugin_replays_what_the_suite_compiled_for_the_fleet() {
     assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains(&line), "{}", run.stdout);
 
+    // A suite that compiles no Triton kernel has nothing to replay, and passes.
+    let plain = out.join("test_plain.py");
+    std::fs::write(&plain, "def test_plain():\n    assert 1 + 1 == 2\n").unwrap();
+    let run = pytest(
+        &["--tilefit-fleet=h100,rtx-pro-6000", plain.to_str().unwrap()],
+        &env,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("the session compiled no Triton kernels"),
+        "{}",
+        run.stdout
+    );
+
     // A test failing with Triton's OutOfResources carries tilefit explain's reading.
     let run = pytest(
         &["--tilefit-fleet=h100", "python/plugin_suite/oor_case.py"],
