@@ -13,8 +13,10 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "matmul"))
-from matmul import matmul_kernel  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(__file__), "..", "..", "examples", "matmul")
+)
+from matmul import matmul_kernel
 
 
 def compile_for(arch):
@@ -23,11 +25,30 @@ def compile_for(arch):
     names = [p.name for p in fn.params]
     # Unit strides are constants, as the JIT makes an int equal to 1: the loads are contiguous and
     # the K loop pipelines.
-    constexprs = {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8,
-                  "stride_ak": 1, "stride_bn": 1, "stride_cn": 1}
+    constexprs = {
+        "BLOCK_M": 128,
+        "BLOCK_N": 256,
+        "BLOCK_K": 64,
+        "GROUP_M": 8,
+        "stride_ak": 1,
+        "stride_bn": 1,
+        "stride_cn": 1,
+    }
     types = {"a_ptr": "*bf16", "b_ptr": "*bf16", "c_ptr": "*bf16"}
-    signature = {n: "constexpr" if n in constexprs else types.get(n, "i32") for n in names}
-    divisible = ["a_ptr", "b_ptr", "c_ptr", "M", "N", "K", "stride_am", "stride_bk", "stride_cm"]
+    signature = {
+        n: "constexpr" if n in constexprs else types.get(n, "i32") for n in names
+    }
+    divisible = [
+        "a_ptr",
+        "b_ptr",
+        "c_ptr",
+        "M",
+        "N",
+        "K",
+        "stride_am",
+        "stride_bk",
+        "stride_cm",
+    ]
     attrs = {(names.index(n),): [["tt.divisibility", 16]] for n in divisible}
     constants = {(names.index(n),): v for n, v in constexprs.items()}
     kernel = triton.compile(

@@ -45,14 +45,35 @@ class FitOnTheDevice(unittest.TestCase):
         self.b = torch.randn(size, size, device="cuda", dtype=torch.bfloat16)
         self.c = torch.empty(size, size, device="cuda", dtype=torch.bfloat16)
         self.args = (
-            self.a, self.b, self.c, size, size, size,
-            self.a.stride(0), self.a.stride(1), self.b.stride(0), self.b.stride(1),
-            self.c.stride(0), self.c.stride(1),
+            self.a,
+            self.b,
+            self.c,
+            size,
+            size,
+            size,
+            self.a.stride(0),
+            self.a.stride(1),
+            self.b.stride(0),
+            self.b.stride(1),
+            self.c.stride(0),
+            self.c.stride(1),
         )
         # The first candidate stages (256 + 256) x 64 bf16 values 4 deep: over any 227 KiB part.
         self.candidates = [
-            {"BLOCK_M": 256, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4},
-            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
+            {
+                "BLOCK_M": 256,
+                "BLOCK_N": 256,
+                "BLOCK_K": 64,
+                "num_warps": 8,
+                "num_stages": 4,
+            },
+            {
+                "BLOCK_M": 128,
+                "BLOCK_N": 128,
+                "BLOCK_K": 64,
+                "num_warps": 8,
+                "num_stages": 3,
+            },
         ]
 
     def test_fit_skips_the_candidate_over_the_budget_and_the_choice_launches(self):
@@ -67,15 +88,21 @@ class FitOnTheDevice(unittest.TestCase):
         (first,) = chosen.rejected
         self.assertGreater(first.shared_bytes, props.shared_memory_per_block_optin)
         self.assertEqual(first.over_by, first.shared_bytes - chosen.budget)
-        self.assertIn(f"{first.over_by} over the {chosen.budget}-byte budget", str(first))
+        self.assertIn(
+            f"{first.over_by} over the {chosen.budget}-byte budget", str(first)
+        )
 
         # The launch with the returned config succeeds and computes the product.
         config = dict(chosen.config)
-        grid = (triton_cdiv(1024, config["BLOCK_M"]) * triton_cdiv(1024, config["BLOCK_N"]),)
+        grid = (
+            triton_cdiv(1024, config["BLOCK_M"]) * triton_cdiv(1024, config["BLOCK_N"]),
+        )
         self.kernel[grid](*self.args, GROUP_M=8, **config)
         torch.cuda.synchronize()
         expected = (self.a.float() @ self.b.float()).to(torch.bfloat16)
-        self.assertTrue(torch.allclose(self.c.float(), expected.float(), atol=1.0, rtol=0.05))
+        self.assertTrue(
+            torch.allclose(self.c.float(), expected.float(), atol=1.0, rtol=0.05)
+        )
 
         # The first candidate, launched as is, is what fit spared the caller.
         from triton.runtime.errors import OutOfResources
@@ -102,7 +129,9 @@ class FitOnTheDevice(unittest.TestCase):
         arch = f"sm_{major}{minor}"
         choices = tilefit.load(export)
         with warnings.catch_warnings():
-            warnings.simplefilter("error")  # a budget disagreement would be a TableMismatch
+            warnings.simplefilter(
+                "error"
+            )  # a budget disagreement would be a TableMismatch
             live = choices.config_for(variant={"kv_dtype": "fp8e4nv"})
         named = choices.config_for(variant={"kv_dtype": "fp8e4nv"}, device=arch)
         self.assertEqual(live, named)
@@ -111,9 +140,15 @@ class FitOnTheDevice(unittest.TestCase):
         self.assertEqual(entry["budget"], props.shared_memory_per_block_optin)
         _record(
             "config_for.json",
-            json.dumps({"device": props.name, "arch": arch, "config": live,
-                        "table_budget": entry["budget"],
-                        "driver_optin": props.shared_memory_per_block_optin}),
+            json.dumps(
+                {
+                    "device": props.name,
+                    "arch": arch,
+                    "config": live,
+                    "table_budget": entry["budget"],
+                    "driver_optin": props.shared_memory_per_block_optin,
+                }
+            ),
         )
 
 

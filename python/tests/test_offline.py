@@ -14,7 +14,9 @@ import tilefit
 def _env(name):
     value = os.environ.get(name)
     if not value:
-        raise unittest.SkipTest(f"{name} is not set: run through `cargo test` (tests/cli/python.rs)")
+        raise unittest.SkipTest(
+            f"{name} is not set: run through `cargo test` (tests/cli/python.rs)"
+        )
     return value
 
 
@@ -28,9 +30,12 @@ class OfflineChoices(unittest.TestCase):
         self.assertEqual(config["BLOCK_N"], 64)
         self.assertEqual(config["num_stages"], 1)
         # The arch and the product names resolve to the same entry.
-        self.assertEqual(self.choices.config_for(variant=self.fp8, device="sm_120"), config)
         self.assertEqual(
-            self.choices.config_for(variant=self.fp8, device="NVIDIA GeForce RTX 5090"), config
+            self.choices.config_for(variant=self.fp8, device="sm_120"), config
+        )
+        self.assertEqual(
+            self.choices.config_for(variant=self.fp8, device="NVIDIA GeForce RTX 5090"),
+            config,
         )
 
     def test_a_datacenter_part_gets_the_deeper_config_the_report_recommends(self):
@@ -50,7 +55,9 @@ class OfflineChoices(unittest.TestCase):
         self.assertIn("--targets sm_100", str(raised.exception))
         fallback = {"BLOCK_N": 32, "num_stages": 1}
         self.assertEqual(
-            self.choices.config_for(variant=self.fp8, device="sm_100", fallback=fallback),
+            self.choices.config_for(
+                variant=self.fp8, device="sm_100", fallback=fallback
+            ),
             fallback,
         )
 
@@ -116,7 +123,9 @@ class Pruning(unittest.TestCase):
     def test_a_datacenter_part_keeps_more(self):
         configs = _autotuned_configs()
         sm90 = tilefit.prune(_env("TILEFIT_TEST_MM_EXPORT"), device="h100")(configs, {})
-        sm120 = tilefit.prune(_env("TILEFIT_TEST_MM_EXPORT"), device="sm_120")(configs, {})
+        sm120 = tilefit.prune(_env("TILEFIT_TEST_MM_EXPORT"), device="sm_120")(
+            configs, {}
+        )
         self.assertGreater(len(sm90), len(sm120))
 
     def test_an_export_without_autotune_lists_is_refused(self):

@@ -28,7 +28,9 @@ def normalize_name(name):
     cc = re.fullmatch(r"(\d+)\.(\d)", lower)
     if cc:
         return f"sm{cc.group(1)}{cc.group(2)}"
-    joined = "".join(t for t in re.split(r"[^0-9a-z]+", lower) if t and t not in _VENDOR_WORDS)
+    joined = "".join(
+        t for t in re.split(r"[^0-9a-z]+", lower) if t and t not in _VENDOR_WORDS
+    )
     arch = re.fullmatch(r"(sm\d+)[af]", joined)
     return arch.group(1) if arch else joined
 

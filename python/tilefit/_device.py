@@ -4,9 +4,10 @@ torch is used when it is importable (``torch.cuda.get_device_properties``); othe
 active driver. Neither is imported before a call needs the live device.
 """
 
+from __future__ import annotations
+
 import re
 from dataclasses import dataclass
-from typing import Optional
 
 _ARCH = re.compile(r"^(sm_\d+[a-z]?|gfx[0-9a-f]+)$")
 
@@ -20,7 +21,7 @@ class Device:
     #: The driver's product name (``NVIDIA H200``), for messages and cross-checks only.
     name: str
     #: The driver's ``shared_memory_per_block_optin`` in bytes; None where it cannot be read.
-    smem_per_block_optin: Optional[int]
+    smem_per_block_optin: int | None
     #: The device ordinal.
     index: int
 

@@ -5,9 +5,11 @@ caller's real arguments exactly as a launch does, and launches nothing). The byt
 compiler's ``metadata.shared``; the budget is the driver's per-block opt-in value.
 """
 
+from __future__ import annotations
+
 import threading
-from dataclasses import dataclass, field
-from typing import Any, Optional, Tuple
+from dataclasses import dataclass
+from typing import Any
 
 from tilefit._device import Device, budget_of, current_device
 from tilefit._errors import NoConfigFits
@@ -26,11 +28,11 @@ class Rejection:
     #: Its place in the candidate list.
     index: int
     #: The compiler's shared memory for it; None when it did not compile.
-    shared_bytes: Optional[int]
+    shared_bytes: int | None
     #: The device's per-block opt-in budget.
     budget: int
     #: The compiler's message when it did not compile.
-    error: Optional[str] = None
+    error: str | None = None
 
     @property
     def over_by(self):
@@ -63,13 +65,14 @@ class Fit:
     #: The device it was judged on.
     device: Device
     #: The candidates before it, each with its reason.
-    rejected: Tuple[Rejection, ...] = field(default_factory=tuple)
+    rejected: tuple = ()
 
     def __str__(self):
-        lines = [
+        head = (
             f"{self.device.name} ({self.device.arch}): candidate #{self.index} "
             f"{_show(self.config)} fits: {self.shared_bytes} of {self.budget} bytes"
-        ]
+        )
+        lines = [head]
         lines += [f"  rejected {r}" for r in self.rejected]
         return "\n".join(lines)
 
@@ -82,7 +85,11 @@ def _show(config):
 def _split(config):
     """A candidate as (kernel keyword arguments, compile options)."""
     if hasattr(config, "kwargs") and hasattr(config, "num_warps"):  # triton.Config
-        options = {k: getattr(config, k) for k in _OPTIONS if getattr(config, k, None) is not None}
+        options = {
+            k: getattr(config, k)
+            for k in _OPTIONS
+            if getattr(config, k, None) is not None
+        }
         return dict(config.kwargs), options
     if not isinstance(config, dict):
         raise TypeError(
@@ -105,7 +112,9 @@ def _unwrap(kernel):
         elif hasattr(kernel, "configs") and hasattr(kernel, "fn"):  # @triton.autotune
             kernel = kernel.fn  # fit's candidates replace its list
         else:
-            raise TypeError(f"tilefit.fit takes a @triton.jit kernel, not {type(kernel).__name__}")
+            raise TypeError(
+                f"tilefit.fit takes a @triton.jit kernel, not {type(kernel).__name__}"
+            )
     return kernel, heuristics
 
 
@@ -121,7 +130,9 @@ def _int_class(value):
 
 def _spec_key(jit, named):
     """What Triton's JIT specializes on, per argument: the memo key's specialization part."""
-    constexprs = {p.name for p in getattr(jit, "params", []) if getattr(p, "is_constexpr", False)}
+    constexprs = {
+        p.name for p in getattr(jit, "params", []) if getattr(p, "is_constexpr", False)
+    }
     key = []
     for name, value in sorted(named.items()):
         if name in constexprs:
@@ -205,6 +216,7 @@ def fit(kernel, candidates, *args, **kwargs):
         rejected.append(Rejection(config, index, shared, budget, error))
     raise NoConfigFits(
         f"no candidate of {getattr(jit, '__name__', 'the kernel')} fits {device.name} "
-        f"({device.arch}, {budget} bytes per block):\n" + "\n".join(f"  {r}" for r in rejected),
+        f"({device.arch}, {budget} bytes per block):\n"
+        + "\n".join(f"  {r}" for r in rejected),
         rejected,
     )

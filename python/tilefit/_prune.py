@@ -74,7 +74,11 @@ class _Pruner:
         else:
             want = {k: str(v) for k, v in variant.items()}
             entry = next(
-                (e for e in entries if {k: str(v) for k, v in e["variant"].items()} == want),
+                (
+                    e
+                    for e in entries
+                    if {k: str(v) for k, v in e["variant"].items()} == want
+                ),
                 None,
             )
             if entry is None:

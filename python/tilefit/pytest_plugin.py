@@ -18,7 +18,9 @@ _STATE = "_tilefit_state"
 
 
 def pytest_addoption(parser):
-    group = parser.getgroup("tilefit", "tilefit: the shared-memory cliff on devices you lack")
+    group = parser.getgroup(
+        "tilefit", "tilefit: the shared-memory cliff on devices you lack"
+    )
     group.addoption(
         "--tilefit-fleet",
         default=None,
@@ -38,12 +40,17 @@ def pytest_addoption(parser):
     )
 
 
-def _binary(config):
-    found = (
+def _find_binary(config):
+    """--tilefit-bin, then TILEFIT_BIN, then `tilefit` on PATH; None when there is none."""
+    return (
         config.getoption("--tilefit-bin")
         or os.environ.get("TILEFIT_BIN")
         or shutil.which("tilefit")
     )
+
+
+def _binary(config):
+    found = _find_binary(config)
     if not found:
         raise RuntimeError(
             "tilefit's pytest plugin needs the tilefit binary: `pip install tilefit`, or pass "
@@ -107,14 +114,19 @@ def pytest_sessionfinish(session, exitstatus):
     if not compiled:
         state.report = {"kernels": []}
         return
-    out = os.path.join(state.cache, "..", os.path.basename(state.cache) + "-replay.json")
+    out = os.path.join(
+        state.cache, "..", os.path.basename(state.cache) + "-replay.json"
+    )
     run = subprocess.run(
         [state.binary, "replay", state.cache, "--targets", state.fleet, "--json", out],
         capture_output=True,
         text=True,
+        check=False,
     )
     if not os.path.exists(out):
-        state.error = f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
+        state.error = (
+            f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
+        )
         if not state.report_only:
             session.exitstatus = 1
         return
@@ -158,14 +170,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 def pytest_runtest_makereport(item, call):
     if call.excinfo is None or call.excinfo.typename != "OutOfResources":
-        return None
-    binary = item.config.getoption("--tilefit-bin") or os.environ.get("TILEFIT_BIN") or shutil.which("tilefit")
+        return
+    binary = _find_binary(item.config)
     if not binary:
-        return None
+        return
     explained = subprocess.run(
-        [binary, "explain", str(call.excinfo.value)], capture_output=True, text=True
+        [binary, "explain", str(call.excinfo.value)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     text = explained.stdout.strip() or explained.stderr.strip()
     if text:
         item.add_report_section(call.when, "tilefit explain", text)
-    return None
