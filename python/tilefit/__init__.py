@@ -14,7 +14,7 @@ opt-in budget. :func:`prune` turns an export into an autotuner ``early_config_pr
 The package imports neither torch nor Triton until a call needs the live device.
 """
 
-from tilefit._choices import Choices, load
+from tilefit._choices import Choices, TableMismatch, load
 from tilefit._device import Device, current_device
 from tilefit._errors import (
     NoConfigFits,
@@ -32,6 +32,7 @@ __all__ = [
     "NoConfigFits",
     "NotProbed",
     "Rejection",
+    "TableMismatch",
     "TilefitError",
     "UnknownDevice",
     "current_device",

@@ -9,7 +9,7 @@ import os
 import re
 import warnings
 
-from tilefit._device import Device, current_device, is_arch
+from tilefit._device import current_device, is_arch
 from tilefit._errors import NoConfigFits, NotProbed, TilefitError, UnknownDevice
 
 _MISSING = object()
@@ -171,4 +171,4 @@ class Choices:
         return dict(config) if isinstance(config, dict) else config
 
 
-__all__ = ["Choices", "Device", "TableMismatch", "load"]
+__all__ = ["Choices", "TableMismatch", "load"]
