@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def load_worker():
-    path = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "worker", "worker.py")
+    path = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "compile", "worker.py")
     spec = importlib.util.spec_from_file_location("tilefit_worker", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)  # defines the functions; serve() runs only as __main__

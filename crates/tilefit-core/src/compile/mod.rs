@@ -6,6 +6,7 @@
 //! - `process` and `pool`: one worker process (its own process group, handshake, timeouts, fault
 //!   detection) and a pool that runs jobs on N of them, one arch per process, replacing any that
 //!   crash, hang or garble the protocol. A worker's fault fails only the job it was running.
+//! - `zygote`: fork servers, one per arch, that start workers in milliseconds.
 //! - `toolchain`: the Python + Triton environments (managed, or the user's).
 //! - `cache`: the versioned result cache, atomic writes, broken entries recomputed.
 //! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
@@ -23,15 +24,16 @@ mod process;
 mod protocol;
 pub mod run;
 pub mod toolchain;
+mod zygote;
 
 pub use digest::{hex, kernel_digest, sha256};
 pub use inspect::{InspectError, KernelInterface, inspect};
 pub use outcome::{CompileOutcome, CompileStatus, OutcomeError, outcome_of_reply};
-pub use pool::Pool;
+pub use pool::{Pool, WorkerStart, WorkersUsed};
 pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
-    CompileJob, ErrorKind, Hello, JobArg, KernelParam, PROTOCOL_VERSION, Passed, Reply, ReplyBody,
-    ReplyError, Request, SourceLocation, Timings, WORKER_SCRIPT,
+    ChildExit, CompileJob, ErrorKind, Hello, JobArg, KernelParam, PROTOCOL_VERSION, Passed, Reply,
+    ReplyBody, ReplyError, Request, SourceLocation, Timings, WORKER_SCRIPT,
 };
 pub use run::{
     Compiled, Event, Job, KeyContext, Scratch, Settings, compile_all, complete, key, needs_workers,

@@ -1,18 +1,24 @@
-//! One worker process: spawn, handshake, one request at a time with a timeout, and the faults
+//! One worker process: start, handshake, one request at a time with a timeout, and the faults
 //! a child can have (it dies, hangs, or writes something that is not a protocol line). Stdout is
 //! read on a thread into a channel so a timeout can be enforced; stderr is drained on another
 //! thread into a bounded tail that is attached to faults, so a flood of stderr never blocks the
 //! child and never fills memory.
+//!
+//! A worker is either spawned (a child of tilefit) or forked by a zygote (see `zygote`); the two
+//! differ only in how the process is stopped and how its exit status is learnt.
 
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::BorrowedFd;
+use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::protocol::Envelope;
+use super::zygote::Zygote;
 use super::{Hello, PROTOCOL_VERSION, Reply, Request};
 
 /// How much of a worker's stderr is kept for error reports.
@@ -125,24 +131,59 @@ impl WorkerFault {
 /// A running worker.
 pub struct Worker {
     cancel: crate::cancel::Cancel,
-    child: Child,
-    stdin: ChildStdin,
+    process: Process,
+    stdin: Box<dyn Write + Send>,
+    /// A zygote's stdin is a Unix socket: requests that pass file descriptors go through it.
+    control: Option<UnixStream>,
     lines: Receiver<Option<String>>,
     stderr_tail: Arc<Mutex<String>>,
     hello: Hello,
     next_id: u64,
 }
 
+/// How the worker process came to be, which decides how it is stopped and reaped.
+pub(crate) enum Process {
+    /// A child of tilefit.
+    Spawned(Child),
+    /// Forked by a zygote, which reaps it and reports its exit status. It leads its own process
+    /// group, like a spawned worker.
+    Forked {
+        /// Its process id.
+        pid: u32,
+        /// The zygote it was forked from.
+        parent: Arc<Zygote>,
+    },
+}
+
 impl Worker {
     /// Start a worker and read its handshake.
     pub fn spawn(command: &WorkerCommand) -> Result<Worker, WorkerFault> {
+        Worker::spawn_with(command, None)
+    }
+
+    /// Start a worker; with `control`, that socket is its stdin (a zygote) and `extra_env` is set.
+    pub(crate) fn spawn_with(
+        command: &WorkerCommand,
+        control: Option<(UnixStream, UnixStream, (&str, &str))>,
+    ) -> Result<Worker, WorkerFault> {
         let mut process = Command::new(&command.program);
         process
             .args(&command.args)
             .envs(command.env.iter().map(|(k, v)| (k, v)))
-            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        let mut ours = None;
+        match control {
+            Some((mine, theirs, (key, value))) => {
+                process
+                    .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+                    .env(key, value);
+                ours = Some(mine);
+            }
+            None => {
+                process.stdin(Stdio::piped());
+            }
+        }
         // Its own process group: whatever it starts (ptxas, a kernel's subprocess) is stopped
         // with it, and a Ctrl-C at the terminal reaches tilefit alone, which stops the workers.
         #[cfg(unix)]
@@ -150,10 +191,38 @@ impl Worker {
         let mut child = process
             .spawn()
             .map_err(|e| WorkerFault::Spawn(format!("`{}`: {e}", command.program.display())))?;
-        let stdin = child.stdin.take().expect("piped");
         let stdout = child.stdout.take().expect("piped");
         let stderr = child.stderr.take().expect("piped");
+        let (stdin, control): (Box<dyn Write + Send>, Option<UnixStream>) = match ours {
+            Some(socket) => {
+                let writer = socket
+                    .try_clone()
+                    .map_err(|e| WorkerFault::Spawn(format!("cloning the control socket: {e}")))?;
+                (Box::new(writer), Some(socket))
+            }
+            None => (Box::new(child.stdin.take().expect("piped")), None),
+        };
+        Worker::connect(
+            Process::Spawned(child),
+            stdin,
+            control,
+            stdout,
+            stderr,
+            &command.cancel,
+            command.startup_timeout,
+        )
+    }
 
+    /// Take over a started process's pipes and read its handshake.
+    pub(crate) fn connect(
+        process: Process,
+        stdin: Box<dyn Write + Send>,
+        control: Option<UnixStream>,
+        stdout: impl Read + Send + 'static,
+        stderr: impl Read + Send + 'static,
+        cancel: &crate::cancel::Cancel,
+        startup_timeout: Duration,
+    ) -> Result<Worker, WorkerFault> {
         let (sender, lines) = mpsc::channel();
         std::thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
@@ -173,9 +242,10 @@ impl Worker {
         std::thread::spawn(move || drain_stderr(stderr, &tail));
 
         let mut worker = Worker {
-            cancel: command.cancel.clone(),
-            child,
+            cancel: cancel.clone(),
+            process,
             stdin,
+            control,
             lines,
             stderr_tail,
             hello: Hello {
@@ -188,7 +258,7 @@ impl Worker {
             },
             next_id: 0,
         };
-        let line = worker.read_line(command.startup_timeout)?;
+        let line = worker.read_line(startup_timeout)?;
         let hello: Hello = serde_json::from_str(&line).map_err(|_| WorkerFault::Garbled {
             line: shorten(&line),
             stderr: worker.stderr(),
@@ -211,19 +281,42 @@ impl Worker {
         &self.hello
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        match &self.process {
+            Process::Spawned(child) => child.id(),
+            Process::Forked { pid, .. } => *pid,
+        }
+    }
+
     /// Send one request (its `id` is set here) and wait for its reply.
     pub fn request(&mut self, request: &Request, timeout: Duration) -> Result<Reply, WorkerFault> {
+        self.request_passing(request, &[], timeout)
+    }
+
+    /// Send one request with file descriptors (a zygote's `fork`) and wait for its reply.
+    pub(crate) fn request_passing(
+        &mut self,
+        request: &Request,
+        fds: &[BorrowedFd<'_>],
+        timeout: Duration,
+    ) -> Result<Reply, WorkerFault> {
         self.next_id += 1;
         let id = self.next_id;
         let mut line =
             serde_json::to_string(&Envelope { id, request }).expect("requests serialize");
         line.push('\n');
-        if self
-            .stdin
-            .write_all(line.as_bytes())
-            .and_then(|()| self.stdin.flush())
-            .is_err()
-        {
+        let sent = match (&self.control, fds.is_empty()) {
+            (Some(socket), false) => send_with_fds(socket, line.as_bytes(), fds),
+            (None, false) => Err(std::io::Error::other(
+                "only a zygote takes file descriptors",
+            )),
+            (_, true) => self
+                .stdin
+                .write_all(line.as_bytes())
+                .and_then(|()| self.stdin.flush()),
+        };
+        if sent.is_err() {
             return Err(self.crashed());
         }
         let answer = self.read_line(timeout)?;
@@ -271,21 +364,10 @@ impl Worker {
 
     fn crashed(&mut self) -> WorkerFault {
         // Stdout closed: the process is exiting; give it a moment to be reaped.
-        let mut status = None;
-        for _ in 0..50 {
-            if let Ok(Some(s)) = self.child.try_wait() {
-                status = Some(s);
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let status = status.map_or_else(
-            || {
-                self.kill();
-                WorkerExit::ClosedOutput
-            },
-            WorkerExit::from,
-        );
+        let status = self.wait_exit(Duration::from_secs(1)).unwrap_or_else(|| {
+            self.kill();
+            WorkerExit::ClosedOutput
+        });
         // Let the stderr thread catch the last words.
         std::thread::sleep(Duration::from_millis(50));
         WorkerFault::Crashed {
@@ -301,30 +383,98 @@ impl Worker {
             .unwrap_or_default()
     }
 
-    /// Stop the worker and everything it started: SIGTERM to its process group, a grace period
-    /// for the worker to exit, then SIGKILL to the group (so no child outlives it), and reap it.
-    pub fn kill(&mut self) {
-        #[cfg(unix)]
-        {
-            use rustix::process::{Pid, Signal, kill_process_group};
-            let group = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
-            if let Some(group) = group {
-                if matches!(self.child.try_wait(), Ok(None)) {
-                    let _ = kill_process_group(group, Signal::TERM);
-                    let deadline = std::time::Instant::now() + KILL_GRACE;
-                    while matches!(self.child.try_wait(), Ok(None))
-                        && std::time::Instant::now() < deadline
-                    {
-                        std::thread::sleep(Duration::from_millis(10));
+    /// How the process ended, waiting up to `wait` for it; `None` while it runs.
+    fn wait_exit(&mut self, wait: Duration) -> Option<WorkerExit> {
+        match &mut self.process {
+            Process::Spawned(child) => {
+                let deadline = std::time::Instant::now() + wait;
+                loop {
+                    if let Ok(Some(status)) = child.try_wait() {
+                        return Some(WorkerExit::from(status));
                     }
+                    if std::time::Instant::now() >= deadline {
+                        return None;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
                 }
-                // The leader may be gone while its children live on: the group still exists.
-                let _ = kill_process_group(group, Signal::KILL);
             }
+            Process::Forked { pid, parent } => parent.reap(*pid, wait),
         }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
+
+    /// Stop the worker and everything it started: SIGTERM to its process group, a grace period
+    /// for the worker to exit, then SIGKILL to the group (so no child outlives it), and reap it
+    /// (a forked worker is reaped by its zygote).
+    pub fn kill(&mut self) {
+        use rustix::process::{Pid, Signal, kill_process_group};
+        let group = i32::try_from(self.pid()).ok().and_then(Pid::from_raw);
+        if let Some(group) = group {
+            let running = match &mut self.process {
+                Process::Spawned(child) => matches!(child.try_wait(), Ok(None)),
+                Process::Forked { .. } => true,
+            };
+            if running {
+                let _ = kill_process_group(group, Signal::TERM);
+                match &self.process {
+                    Process::Spawned(_) => {
+                        let _ = self.wait_exit(KILL_GRACE);
+                    }
+                    // Not through the zygote: a reap request would hold it, and every fork
+                    // behind it, for as long as this worker takes to die.
+                    Process::Forked { pid, .. } => wait_ended(*pid, KILL_GRACE),
+                }
+            }
+            // The leader may be gone while its children live on: the group still exists.
+            let _ = kill_process_group(group, Signal::KILL);
+        }
+        // A forked worker is reaped by its zygote, which collects every child that has ended
+        // at each request it serves and when it exits.
+        if let Process::Spawned(child) = &mut self.process {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Wait up to `wait` for a process that is not our child to end: gone, or a zombie its parent
+/// has not reaped yet (state `Z` or `X` in `/proc/PID/stat`).
+fn wait_ended(pid: u32, wait: Duration) {
+    let deadline = std::time::Instant::now() + wait;
+    let path = format!("/proc/{pid}/stat");
+    loop {
+        let ended = std::fs::read_to_string(&path).map_or(true, |stat| {
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .is_none_or(|state| state == "Z" || state == "X")
+        });
+        if ended || std::time::Instant::now() >= deadline {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Write `bytes` on a Unix socket with `fds` attached (SCM_RIGHTS).
+fn send_with_fds(socket: &UnixStream, bytes: &[u8], fds: &[BorrowedFd<'_>]) -> std::io::Result<()> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags, sendmsg};
+    use std::mem::MaybeUninit;
+    let mut space = [MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(4))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    if !control.push(SendAncillaryMessage::ScmRights(fds)) {
+        return Err(std::io::Error::other(
+            "too many file descriptors for one message",
+        ));
+    }
+    let sent = sendmsg(
+        socket,
+        &[std::io::IoSlice::new(bytes)],
+        &mut control,
+        SendFlags::empty(),
+    )?;
+    // The descriptors went with the first bytes; the rest of a long line follows plainly.
+    let mut rest = socket;
+    rest.write_all(&bytes[sent..])?;
+    rest.flush()
 }
 
 impl Drop for Worker {

@@ -153,6 +153,26 @@ pub enum Request {
         /// Bytes of each zero-filled pointer argument.
         buffer_bytes: u64,
     },
+    /// Zygote only: compile a small built-in kernel for the target, so the compiler's one-time
+    /// initialisation for the arch is done once, before any fork.
+    Warm {
+        /// The arch every worker forked from this zygote compiles for.
+        target: Target,
+    },
+    /// Zygote only: fork. Sent with three file descriptors (the new process's stdin, stdout and
+    /// stderr; for a zygote, a control socket instead of stdin); the child answers with a
+    /// [`Hello`] on its own stdout.
+    Fork {
+        /// The child is a zygote itself (for one arch) instead of a worker.
+        zygote: bool,
+    },
+    /// Zygote only: how a forked child ended, waiting up to `wait_ms` for it.
+    Reap {
+        /// The child.
+        pid: u32,
+        /// How long to wait for it to end.
+        wait_ms: u64,
+    },
 }
 
 impl Request {
@@ -161,7 +181,20 @@ impl Request {
         match self {
             Request::Compile { job, .. } => Some(&job.target.arch),
             Request::CompileIr { target, .. } => Some(&target.arch),
-            Request::Inspect { .. } | Request::Launch { .. } => None,
+            Request::Inspect { .. }
+            | Request::Launch { .. }
+            | Request::Warm { .. }
+            | Request::Fork { .. }
+            | Request::Reap { .. } => None,
+        }
+    }
+
+    /// The target a compile request compiles for.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Request::Compile { job, .. } => Some(&job.target),
+            Request::CompileIr { target, .. } => Some(target),
+            _ => None,
         }
     }
 }
@@ -362,6 +395,29 @@ pub struct ReplyBody {
     /// The process that answered (which worker ran a job, for the pool's tests and bug reports).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pid: Option<u32>,
+    /// Fork: the new process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub forked_pid: Option<u32>,
+    /// Fork: the threads the zygote ran when it forked (1: none besides its own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads: Option<u32>,
+    /// Reap: how the child ended.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<ChildExit>,
+}
+
+/// How a zygote's child ended, as `waitpid` told the zygote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ChildExit {
+    /// Its exit code.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// It has not ended yet.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub running: bool,
 }
 
 /// One reply line.

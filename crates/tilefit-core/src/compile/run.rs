@@ -13,7 +13,7 @@ use serde::Serialize;
 use super::cache::{Lookup, ResultCache};
 use super::digest::sha256;
 use super::outcome::CompileOutcome;
-use super::pool::Pool;
+use super::pool::{Pool, WorkerStart, WorkersUsed};
 use super::process::WorkerCommand;
 use super::protocol::{PROTOCOL_VERSION, Request, WORKER_SCRIPT};
 use super::toolchain::Toolchain;
@@ -40,6 +40,9 @@ pub struct Settings {
     pub read_resources: bool,
     /// Raised on SIGINT/SIGTERM: the run stops and reports what finished, marked incomplete.
     pub cancel: crate::cancel::Cancel,
+    /// How workers start (forked from a zygote per arch, or spawned). A fault-injection worker
+    /// script is always spawned.
+    pub worker_start: WorkerStart,
 }
 
 impl Settings {
@@ -131,7 +134,12 @@ pub fn pool_for(toolchain: &Toolchain, settings: &Settings, scratch: &Scratch) -
         cancel: settings.cancel.clone(),
         ..command
     };
-    Pool::new(command, settings.jobs, settings.job_timeout)
+    let start = if settings.worker_script.is_some() {
+        WorkerStart::Spawn
+    } else {
+        settings.worker_start
+    };
+    Pool::with_start(command, settings.jobs, settings.job_timeout, start)
 }
 
 /// Everything besides the request that decides a result.
@@ -167,6 +175,7 @@ pub fn key(request: &Request, context: &KeyContext) -> String {
         Request::Inspect { kernel_file, .. } | Request::Launch { kernel_file, .. } => {
             *kernel_file = PathBuf::new();
         }
+        Request::Warm { .. } | Request::Fork { .. } | Request::Reap { .. } => {}
     }
     let material = serde_json::json!({
         "request": request,
@@ -203,6 +212,8 @@ pub struct Compiled {
     pub input_error: Option<String>,
     /// Wall time.
     pub seconds: f64,
+    /// How the workers started (`None` when nothing was compiled).
+    pub workers: Option<WorkersUsed>,
 }
 
 /// Compile every job: cache hits first, then each distinct key once on `pool`, slowest first;
@@ -288,6 +299,7 @@ pub fn compile_all(
         recomputed,
         input_error,
         seconds: started.elapsed().as_secs_f64(),
+        workers: (!unique.is_empty()).then(|| pool.start_mode()),
     }
 }
 
@@ -309,7 +321,11 @@ fn with_binary_dir(request: &Request, dir: Option<&Path>) -> Request {
             Request::Compile { binary_dir, .. } | Request::CompileIr { binary_dir, .. } => {
                 *binary_dir = Some(dir.to_path_buf());
             }
-            Request::Inspect { .. } | Request::Launch { .. } => {}
+            Request::Inspect { .. }
+            | Request::Launch { .. }
+            | Request::Warm { .. }
+            | Request::Fork { .. }
+            | Request::Reap { .. } => {}
         }
     }
     request

@@ -152,6 +152,9 @@ pub struct ProbeStats {
     /// False when the run was interrupted: some results are missing (marked failed).
     #[serde(default = "complete_by_default")]
     pub complete: bool,
+    /// How the compile workers started (forked from zygotes, or spawned and why).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<crate::compile::WorkersUsed>,
 }
 
 /// Reports saved before `complete` existed were complete runs.

@@ -125,6 +125,7 @@ mod tests {
             full_compile: false,
             read_resources: false,
             cancel: crate::cancel::Cancel::default(),
+            worker_start: crate::compile::WorkerStart::Fork,
         }
     }
 

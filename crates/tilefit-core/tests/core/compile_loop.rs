@@ -25,6 +25,7 @@ fn settings(name: &str) -> Settings {
         full_compile: false,
         read_resources: false,
         cancel: Cancel::new(),
+        worker_start: tilefit_core::compile::WorkerStart::Fork,
     }
 }
 
