@@ -41,6 +41,12 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Render a saved `--json` report (probe or replay) again: terminal, Markdown, HTML, gate.
     Report(ReportArgs),
+    /// Put the shards of a sharded probe (`--shard K/N --json SHARD.json`) back into one report.
+    ///
+    /// Plans the sweep again from the spec the shards ran (it must be here, unchanged) and takes
+    /// each job's result from its shard: no Python or Triton needed. Refuses shards of different
+    /// inputs, and a run with a shard missing.
+    Merge(MergeArgs),
     /// On a machine with an NVIDIA GPU: compile for its arch and check every prediction against
     /// the driver (does it accept the kernel's shared memory, does a block fit an SM).
     Verify(VerifyArgs),
@@ -207,6 +213,9 @@ pub struct VerifyArgs {
     /// Seconds one compile may take.
     #[arg(long, default_value_t = 300, value_name = "SECONDS")]
     pub timeout: u64,
+    /// How workers start (see probe's `--worker-start`).
+    #[arg(long, value_enum, default_value_t = StartArg::Fork, env = "TILEFIT_WORKER_START", hide = true)]
+    pub worker_start: StartArg,
     #[command(flatten)]
     pub python: PythonArgs,
 }
@@ -262,8 +271,30 @@ pub struct CompileArgs {
     /// judge the thread limit and occupancy per device.
     #[arg(long, value_enum, default_value_t = Resources::Shared, value_name = "WHAT")]
     pub resources: Resources,
+    /// How workers start: `fork` from a warmed zygote per arch (Linux; spawns where forking is
+    /// refused), or `spawn` a fresh Python each.
+    #[arg(long, value_enum, default_value_t = StartArg::Fork, env = "TILEFIT_WORKER_START", hide = true)]
+    pub worker_start: StartArg,
     #[command(flatten)]
     pub python: PythonArgs,
+}
+
+/// `--worker-start`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StartArg {
+    /// Fork from a zygote per arch.
+    Fork,
+    /// Spawn a Python per worker.
+    Spawn,
+}
+
+impl From<StartArg> for tilefit_core::compile::WorkerStart {
+    fn from(start: StartArg) -> Self {
+        match start {
+            StartArg::Fork => tilefit_core::compile::WorkerStart::Fork,
+            StartArg::Spawn => tilefit_core::compile::WorkerStart::Spawn,
+        }
+    }
 }
 
 /// What `--resources` reads.
@@ -303,12 +334,34 @@ pub struct ProbeArgs {
     pub emit_configs: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
+    /// Compile only shard K of N of the jobs (`2/3`), for a run spread over machines; writes the
+    /// shard's results to `--json` for `tilefit merge`. `auto` reads a Kubernetes Indexed Job's
+    /// `JOB_COMPLETION_INDEX` (with `TILEFIT_SHARD_COUNT`) or a Slurm array's
+    /// `SLURM_ARRAY_TASK_ID`.
+    #[arg(long, env = "TILEFIT_SHARD", value_name = "K/N|auto")]
+    pub shard: Option<String>,
     /// Write the compile jobs as JSON to FILE and stop without compiling (benchmark baseline).
     #[arg(long, hide = true, value_name = "FILE")]
     pub dump_jobs: Option<PathBuf>,
     /// Run this worker script instead of the embedded one (testing only).
     #[arg(long, env = "TILEFIT_WORKER_SCRIPT", hide = true)]
     pub worker_script: Option<PathBuf>,
+}
+
+/// `tilefit merge`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Every shard's `--json` file.
+    #[arg(required = true, value_name = "SHARD.json")]
+    pub shards: Vec<PathBuf>,
+    /// The spec the shards ran (default: the path they recorded, from where they ran).
+    #[arg(long, value_name = "SPEC.toml")]
+    pub spec: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write the recommended config per arch as JSON an engine can load (as `probe` does).
+    #[arg(long, value_name = "FILE")]
+    pub emit_configs: Option<PathBuf>,
 }
 
 /// `tilefit toolchain`.

@@ -27,6 +27,7 @@ pub fn from_compile_args(args: &CompileArgs, worker_script: Option<PathBuf>) -> 
         full_compile: args.full_compile,
         read_resources: args.resources == Resources::Full,
         cancel: output::cancel_on_signals(),
+        worker_start: args.worker_start.into(),
     }
 }
 
@@ -43,5 +44,22 @@ pub fn for_verify(args: &VerifyArgs, binaries: &Path) -> Settings {
         full_compile: true,
         read_resources: true,
         cancel: output::cancel_on_signals(),
+        worker_start: args.worker_start.into(),
+    }
+}
+
+/// Settings for merge: nothing compiles; the shards' compile flags, which go into every job.
+pub fn for_merge(invocation: &tilefit_core::model::shard::Invocation) -> Settings {
+    Settings {
+        jobs: 1,
+        use_cache: false,
+        job_timeout: Duration::from_secs(1),
+        cache_dir: toolchain::default_cache_dir(),
+        worker_script: None,
+        binaries: None,
+        full_compile: invocation.full_compile,
+        read_resources: invocation.read_resources,
+        cancel: tilefit_core::cancel::Cancel::default(),
+        worker_start: tilefit_core::compile::WorkerStart::Spawn,
     }
 }

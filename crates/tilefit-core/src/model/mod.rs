@@ -1,9 +1,10 @@
 //! The model: the report types every command produces and `tilefit report` reads back. A probe's
-//! report (`probe`), a replay's (`replay`), the listed configs' summary both carry (`listed`), and
-//! the verdicts in them (`verdict`).
+//! report (`probe`), a replay's (`replay`), the listed configs' summary both carry (`listed`), the
+//! verdicts in them (`verdict`), and one shard's part of a sharded probe (`shard`).
 //! Data only: built by `run`, drawn by `render`.
 
 pub mod listed;
 pub mod probe;
 pub mod replay;
+pub mod shard;
 pub mod verdict;

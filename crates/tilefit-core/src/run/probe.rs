@@ -3,6 +3,11 @@
 //! fails here, before any compile), plan the jobs, compile them in the shared loop, judge each
 //! result against every device of its arch and recommend a config per device.
 //!
+//! A sharded run ([`probe_shard`]) plans the whole sweep and compiles only its shard's jobs into a
+//! [`ShardReport`]; [`merge`] plans the sweep again from the same inputs and takes every job's
+//! outcome from the shards instead of compiling, so the rest of the pipeline, and the report, is
+//! the one a single run makes.
+//!
 //! Events go to a callback (progress); this module never prints.
 
 use std::time::Instant;
@@ -21,9 +26,11 @@ use crate::judge::probe::{recommend, result_for};
 use crate::model::probe::{
     KernelInfo, ProbeReport, ProbeResult, ProbeStats, REPORT_SCHEMA_VERSION, RuleSummary, ToolInfo,
 };
+use crate::model::shard::{Invocation, SHARD_SCHEMA_VERSION, ShardOutcome, ShardReport};
 use crate::plan::job;
 use crate::plan::jobs::{PlannedJob, plan_jobs};
-use crate::plan::listed::{ListedError, prepare_listed};
+use crate::plan::listed::{ListedError, Prepared, prepare_listed};
+use crate::plan::shard::{self, Shard};
 
 /// Why a probe could not run.
 #[derive(Debug, thiserror::Error)]
@@ -45,6 +52,9 @@ pub enum ProbeError {
     /// No worker could start.
     #[error("the compile worker could not start")]
     Worker(#[source] WorkerFault),
+    /// Shards that do not make one run.
+    #[error("{0}")]
+    Shards(String),
     /// Reading the kernel source failed.
     #[error("cannot read `{path}`")]
     Io {
@@ -120,6 +130,40 @@ fn setup(
     })
 }
 
+/// The sweep planned: the prepared spec and fleet, its configs, one job per (config, arch).
+struct Planned {
+    prepared: Prepared,
+    configs: Vec<Config>,
+    jobs: Vec<PlannedJob>,
+}
+
+fn plan_sweep(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    setup: &Setup,
+    settings: &Settings,
+) -> Result<Planned, ProbeError> {
+    let prepared = prepare_listed(spec, &setup.interface, targets)?;
+    let configs = prepared.spec.configs();
+    let bound = configs
+        .iter()
+        .map(|config| job::bind(&prepared.spec, &setup.interface.params, config))
+        .collect::<Result<Vec<_>, _>>()?;
+    let jobs = plan_jobs(
+        &prepared.spec,
+        &configs,
+        bound,
+        &prepared.targets,
+        &setup.context,
+        settings,
+    );
+    Ok(Planned {
+        prepared,
+        configs,
+        jobs,
+    })
+}
+
 /// Run a probe.
 pub fn probe(
     spec: &ProbeSpec,
@@ -132,22 +176,49 @@ pub fn probe(
     let scratch = Scratch::new(&settings.cache_dir, "probe");
     let pool = compile::pool_for(toolchain, settings, &scratch);
     let setup = setup(spec, toolchain, settings, &pool)?;
-    let prepared = prepare_listed(spec, &setup.interface, targets)?;
+    let planned = plan_sweep(spec, targets, &setup, settings)?;
+    let compile_jobs: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
+    let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
+    let input_error = compiled.input_error.clone();
+    let totals = Totals {
+        recomputed: compiled.recomputed,
+        seconds: started.elapsed().as_secs_f64(),
+        workers: compiled.workers.clone(),
+    };
+    report_of(
+        planned,
+        setup,
+        toolchain,
+        &compiled.outcomes,
+        input_error,
+        totals,
+    )
+}
+
+/// What a report counts besides its outcomes.
+struct Totals {
+    recomputed: usize,
+    seconds: f64,
+    workers: Option<compile::WorkersUsed>,
+}
+
+/// Judge every outcome, recommend, and put the report together.
+fn report_of(
+    planned: Planned,
+    setup: Setup,
+    toolchain: &Toolchain,
+    outcomes: &[(CompileOutcome, bool)],
+    input_error: Option<String>,
+    totals: Totals,
+) -> Result<ProbeReport, ProbeError> {
+    let Planned {
+        prepared,
+        configs,
+        jobs,
+    } = planned;
     let spec = &prepared.spec;
     let targets = prepared.targets.as_slice();
-    let configs = spec.configs();
-    let bound = configs
-        .iter()
-        .map(|config| job::bind(spec, &setup.interface.params, config))
-        .collect::<Result<Vec<_>, _>>()?;
-    let jobs = plan_jobs(spec, &configs, bound, targets, &setup.context, settings);
-    let compile_jobs: Vec<compile::Job> = jobs.iter().map(|p| p.job.clone()).collect();
-    let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
-    let input_error = compiled
-        .input_error
-        .clone()
-        .or_else(|| uniform_failure(&compiled.outcomes));
-    if let Some(message) = input_error {
+    if let Some(message) = input_error.or_else(|| uniform_failure(outcomes)) {
         return Err(ProbeError::Spec(SpecError::Field {
             path: spec.path.display().to_string(),
             field: "[args] / [constexprs] / [options]".to_owned(),
@@ -157,7 +228,7 @@ pub fn probe(
     }
     let results: Vec<ProbeResult> = jobs
         .iter()
-        .zip(&compiled.outcomes)
+        .zip(outcomes)
         .map(|(planned, (outcome, cached))| {
             result_for(
                 &configs[planned.config_index],
@@ -182,22 +253,234 @@ pub fn probe(
         },
         ProbeStats {
             jobs: jobs.len(),
-            compiled: compiled.outcomes.iter().filter(|(_, c)| !c).count(),
-            cached: compiled.outcomes.iter().filter(|(_, c)| *c).count(),
-            recomputed: compiled.recomputed,
-            failed: compiled
-                .outcomes
+            compiled: outcomes.iter().filter(|(_, c)| !c).count(),
+            cached: outcomes.iter().filter(|(_, c)| *c).count(),
+            recomputed: totals.recomputed,
+            failed: outcomes
                 .iter()
                 .filter(|(o, _)| o.status == CompileStatus::Failed)
                 .count(),
-            seconds: started.elapsed().as_secs_f64(),
-            complete: compile::complete(compiled.outcomes.iter().map(|(o, _)| o)),
+            seconds: totals.seconds,
+            complete: compile::complete(outcomes.iter().map(|(o, _)| o)),
+            workers: totals.workers,
         },
     );
     report.listed = prepared
         .listed
         .map(|inputs| summarize_listed(spec, &configs, inputs, &report.results, targets));
     Ok(report)
+}
+
+/// The digest that says two shards belong to one run: the spec file, the fleet, and every job's
+/// config and cache key in plan order (the keys cover the kernel source, the Triton and Python
+/// versions and the worker script).
+fn plan_digest(spec: &ProbeSpec, planned: &Planned) -> Result<String, ProbeError> {
+    let spec_bytes = std::fs::read(&spec.path).map_err(|source| ProbeError::Io {
+        path: spec.path.display().to_string(),
+        source,
+    })?;
+    let material = serde_json::json!({
+        "spec": compile::sha256(&spec_bytes),
+        "targets": planned.prepared.targets,
+        "jobs": planned.jobs.iter().map(|job| serde_json::json!([
+            job.config_index,
+            crate::input::spec::describe_config(&planned.configs[job.config_index]),
+            job.job.key,
+        ])).collect::<Vec<_>>(),
+    });
+    Ok(compile::sha256(material.to_string().as_bytes()))
+}
+
+/// Run shard `shard` of a probe: plan the whole sweep, compile this shard's jobs.
+pub fn probe_shard(
+    spec: &ProbeSpec,
+    invocation: Invocation,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    shard: Shard,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<ShardReport, ProbeError> {
+    let started = Instant::now();
+    let scratch = Scratch::new(&settings.cache_dir, "probe");
+    let pool = compile::pool_for(toolchain, settings, &scratch);
+    let setup = setup(spec, toolchain, settings, &pool)?;
+    let planned = plan_sweep(spec, targets, &setup, settings)?;
+    let plan_sha256 = plan_digest(spec, &planned)?;
+    let all: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
+    let mine: Vec<compile::Job> = all
+        .iter()
+        .zip(shard::assign(&all, shard.count))
+        .filter(|(_, s)| *s == shard.index)
+        .map(|(job, _)| job.clone())
+        .collect();
+    let compiled = compile::compile_all(&mine, &pool, settings, on_event);
+    if let Some(message) = compiled.input_error {
+        return Err(ProbeError::Spec(SpecError::Field {
+            path: spec.path.display().to_string(),
+            field: "[args] / [constexprs] / [options]".to_owned(),
+            problem: format!("are rejected by Triton: {message}"),
+            fix: "check the names and types against the kernel's signature".to_owned(),
+        }));
+    }
+    Ok(ShardReport {
+        schema_version: SHARD_SCHEMA_VERSION,
+        kind: "probe-shard".to_owned(),
+        tool: ToolInfo {
+            name: "tilefit".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        shard,
+        plan_sha256,
+        jobs_total: all.len(),
+        invocation,
+        triton_version: toolchain.triton_version.clone(),
+        python_version: toolchain.python_version.clone(),
+        toolchain: toolchain.origin,
+        kernel: KernelInfo {
+            file: spec.kernel_file.display().to_string(),
+            function: spec.function.clone(),
+            source_sha256: setup.source_sha256,
+        },
+        interface: setup.interface,
+        outcomes: mine
+            .iter()
+            .zip(compiled.outcomes)
+            .map(|(job, (outcome, cached))| ShardOutcome {
+                key: job.key.clone(),
+                outcome,
+                cached,
+            })
+            .collect(),
+        recomputed: compiled.recomputed,
+        seconds: started.elapsed().as_secs_f64(),
+        workers: compiled.workers,
+    })
+}
+
+/// Put the shards of one run back together: check they are all there and of the same inputs,
+/// plan the sweep again from `spec` (which must be the spec they ran) and judge every job with
+/// the outcome its shard compiled. Needs no Python: the kernel's interface and the toolchain's
+/// versions come from the shards.
+pub fn merge(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    settings: &Settings,
+    shards: &[ShardReport],
+) -> Result<ProbeReport, ProbeError> {
+    let first = shards
+        .first()
+        .ok_or_else(|| ProbeError::Shards("no shards to merge".to_owned()))?;
+    check_shards(shards)?;
+    let worker = settings.worker_digest().map_err(|source| ProbeError::Io {
+        path: String::new(),
+        source,
+    })?;
+    let io_error = |source| ProbeError::Io {
+        path: spec.kernel_file.display().to_string(),
+        source,
+    };
+    let setup = Setup {
+        context: KeyContext {
+            source: compile::kernel_digest(&spec.kernel_file).map_err(io_error)?,
+            triton: first.triton_version.clone(),
+            python: first.python_version.clone(),
+            worker,
+        },
+        source_sha256: compile::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?),
+        interface: first.interface.clone(),
+    };
+    let planned = plan_sweep(spec, targets, &setup, settings)?;
+    if plan_digest(spec, &planned)? != first.plan_sha256 {
+        return Err(ProbeError::Shards(format!(
+            "the shards were not made from `{}` as it is here (the spec, its kernel, its config files, the fleet or tilefit itself differ)",
+            spec.path.display()
+        )));
+    }
+    let by_key: std::collections::HashMap<&str, &ShardOutcome> = shards
+        .iter()
+        .flat_map(|s| &s.outcomes)
+        .map(|o| (o.key.as_str(), o))
+        .collect();
+    let mut outcomes = Vec::with_capacity(planned.jobs.len());
+    for job in &planned.jobs {
+        let found = by_key.get(job.job.key.as_str()).ok_or_else(|| {
+            ProbeError::Shards(format!(
+                "no shard has the job `{}`: merge every shard of the run",
+                job.job.label
+            ))
+        })?;
+        outcomes.push((found.outcome.clone(), found.cached));
+    }
+    let input_error = outcomes.iter().find_map(|(o, _)| {
+        o.error
+            .as_ref()
+            .filter(|e| e.kind.is_input_error())
+            .map(|e| e.message.clone())
+    });
+    let toolchain = Toolchain {
+        // Not run: the merge compiles nothing.
+        python: std::path::PathBuf::new(),
+        python_version: first.python_version.clone(),
+        triton_version: first.triton_version.clone(),
+        origin: first.toolchain,
+    };
+    let totals = Totals {
+        recomputed: shards.iter().map(|s| s.recomputed).sum(),
+        // The shards ran side by side: the run took as long as its slowest shard.
+        seconds: shards.iter().map(|s| s.seconds).fold(0.0, f64::max),
+        workers: None,
+    };
+    report_of(planned, setup, &toolchain, &outcomes, input_error, totals)
+}
+
+/// Every shard of one run, each once.
+fn check_shards(shards: &[ShardReport]) -> Result<(), ProbeError> {
+    let first = &shards[0];
+    for shard in shards {
+        if shard.schema_version != SHARD_SCHEMA_VERSION || shard.kind != "probe-shard" {
+            return Err(ProbeError::Shards(format!(
+                "shard {} is a `{}` of schema {}, not a probe shard of schema {SHARD_SCHEMA_VERSION}",
+                shard.shard.describe(),
+                shard.kind,
+                shard.schema_version
+            )));
+        }
+        if shard.plan_sha256 != first.plan_sha256 || shard.shard.count != first.shard.count {
+            return Err(ProbeError::Shards(format!(
+                "shard {} ({}, Triton {}) and shard {} ({}, Triton {}) are not of one run: their inputs differ",
+                first.shard.describe(),
+                first.invocation.spec,
+                first.triton_version,
+                shard.shard.describe(),
+                shard.invocation.spec,
+                shard.triton_version
+            )));
+        }
+    }
+    let count = first.shard.count;
+    let mut seen = vec![false; count];
+    for shard in shards {
+        let slot = &mut seen[shard.shard.index - 1];
+        if *slot {
+            return Err(ProbeError::Shards(format!(
+                "shard {} is given twice",
+                shard.shard.describe()
+            )));
+        }
+        *slot = true;
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !seen[i - 1])
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(ProbeError::Shards(format!(
+            "shard {} is missing",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
 }
 
 /// Recommend and put the report together.
@@ -276,22 +559,9 @@ pub fn plan(
     let scratch = Scratch::new(&settings.cache_dir, "plan");
     let pool = compile::pool_for(toolchain, settings, &scratch);
     let setup = setup(spec, toolchain, settings, &pool)?;
-    let prepared = prepare_listed(spec, &setup.interface, targets)?;
-    let spec = &prepared.spec;
-    let configs = spec.configs();
-    let bound = configs
+    Ok(plan_sweep(spec, targets, &setup, settings)?
+        .jobs
         .iter()
-        .map(|config| job::bind(spec, &setup.interface.params, config))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(plan_jobs(
-        spec,
-        &configs,
-        bound,
-        &prepared.targets,
-        &setup.context,
-        settings,
-    )
-    .iter()
-    .map(|planned: &PlannedJob| planned.compile_job().clone())
-    .collect())
+        .map(|planned: &PlannedJob| planned.compile_job().clone())
+        .collect())
 }

@@ -2,6 +2,7 @@
 
 mod devices;
 mod explain;
+mod merge;
 pub(crate) mod output;
 mod probe;
 mod replay;
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Probe(args) => probe::run(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Report(args) => report::run(&args),
+        Command::Merge(args) => merge::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Toolchain(args) => toolchain::run(&args),
         Command::Completions { shell } => {

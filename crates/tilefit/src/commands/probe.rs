@@ -6,6 +6,8 @@ use tilefit_core::compile::Event;
 use tilefit_core::device::DeviceTable;
 use tilefit_core::device::TargetDevice;
 use tilefit_core::input::spec;
+use tilefit_core::model::shard::Invocation;
+use tilefit_core::plan::shard::Shard;
 use tilefit_core::run::probe::{self, ProbeError};
 
 use super::output;
@@ -14,27 +16,8 @@ use crate::failure::hinted;
 
 pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
-    let table = DeviceTable::builtin().context("loading the embedded device table")?;
-    let names = if args.targets.is_empty() {
-        &spec.targets
-    } else {
-        &args.targets
-    };
-    let targets = if names.is_empty() && spec.config_files.is_some() {
-        // Config files name their own devices; without [targets] each is judged on its own.
-        Vec::new()
-    } else if names.is_empty() {
-        TargetDevice::default_fleet(table)
-    } else {
-        TargetDevice::resolve(table, names).map_err(|e| {
-            let field = if args.targets.is_empty() {
-                "[targets].devices"
-            } else {
-                "--targets"
-            };
-            hinted(format!("{field}: {e}"), e.hint())
-        })?
-    };
+    let targets = fleet(&spec, &args.targets)?;
+    let shard = shard_of(args)?;
     let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
     let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
 
@@ -62,19 +45,106 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         }
         progress.event(event);
     };
+    if let Some(shard) = shard {
+        let invocation = Invocation {
+            spec: args.spec.display().to_string(),
+            targets: args.targets.clone(),
+            full_compile: settings.full_compile,
+            read_resources: settings.read_resources,
+        };
+        let written = probe::probe_shard(
+            &spec,
+            invocation,
+            &targets,
+            &toolchain,
+            &settings,
+            shard,
+            &mut on_event,
+        );
+        progress.finish();
+        let written = written.map_err(probe_error)?;
+        return super::merge::emit_shard(&written, args.output.json.as_deref().unwrap_or("-"));
+    }
     let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);
     progress.finish();
-    let report = report.map_err(|e| match e {
-        ProbeError::Spec(e) => hinted(e.to_string(), e.hint()),
-        ProbeError::Kernel { .. } => {
-            hinted(e.to_string(), "check the kernel file imports on its own and the function is decorated with @triton.jit")
-        }
-        other => anyhow::Error::new(other),
-    })?;
+    let report = report.map_err(probe_error)?;
 
     output::emit(&report, &args.output)?;
     if let Some(path) = &args.emit_configs {
         output::emit_configs(&report, path)?;
     }
     output::finish(&report, &args.output)
+}
+
+/// The fleet: `--targets`, else the spec's `[targets]`, else (without config files, which name
+/// their own devices) the default fleet.
+pub(crate) fn fleet(spec: &spec::ProbeSpec, given: &[String]) -> anyhow::Result<Vec<TargetDevice>> {
+    let table = DeviceTable::builtin().context("loading the embedded device table")?;
+    let names = if given.is_empty() {
+        &spec.targets
+    } else {
+        given
+    };
+    Ok(if names.is_empty() && spec.config_files.is_some() {
+        // Config files name their own devices; without [targets] each is judged on its own.
+        Vec::new()
+    } else if names.is_empty() {
+        TargetDevice::default_fleet(table)
+    } else {
+        TargetDevice::resolve(table, names).map_err(|e| {
+            let field = if given.is_empty() {
+                "[targets].devices"
+            } else {
+                "--targets"
+            };
+            hinted(format!("{field}: {e}"), e.hint())
+        })?
+    })
+}
+
+/// `--shard K/N`, `auto`, or none.
+fn shard_of(args: &ProbeArgs) -> anyhow::Result<Option<Shard>> {
+    let Some(text) = &args.shard else {
+        return Ok(None);
+    };
+    let shard = if text.trim() == "auto" {
+        Shard::from_env(|name| std::env::var(name).ok())
+    } else {
+        Shard::parse(text)
+    }
+    .map_err(|e| {
+        hinted(
+            format!("--shard: {e}"),
+            "give `--shard 2/3` (or TILEFIT_SHARD=2/3), one value of K per machine",
+        )
+    })?;
+    if args.output.json.is_none() {
+        return Err(hinted(
+            "--shard: a shard's results go to a file, for `tilefit merge`",
+            "add `--json shard-K.json`, then run `tilefit merge shard-*.json` once every shard is done",
+        ));
+    }
+    if args.dump_jobs.is_some() || args.emit_configs.is_some() {
+        return Err(hinted(
+            "--shard: `--dump-jobs` and `--emit-configs` need the whole run",
+            "give `--emit-configs` to `tilefit merge` instead",
+        ));
+    }
+    Ok(Some(shard))
+}
+
+/// A probe error for the user: spec and kernel errors with their hint.
+pub(crate) fn probe_error(error: ProbeError) -> anyhow::Error {
+    match error {
+        ProbeError::Spec(e) => hinted(e.to_string(), e.hint()),
+        ProbeError::Kernel { .. } => hinted(
+            error.to_string(),
+            "check the kernel file imports on its own and the function is decorated with @triton.jit",
+        ),
+        ProbeError::Shards(message) => hinted(
+            message,
+            "merge the `--json` files of every shard of one run (`--shard 1/N` .. `N/N`), made from the same spec and Triton",
+        ),
+        other => anyhow::Error::new(other),
+    }
 }

@@ -13,6 +13,7 @@ mod python;
 mod replay;
 mod report;
 mod resources;
+mod scale;
 mod toolchain;
 
 use std::io::Write as _;

@@ -1,0 +1,255 @@
+//! Scale: forked workers compile what spawned ones do, and a sharded probe merges into the
+//! report one unsharded run makes; merges of shards that are not one run are refused.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::{fixture, json_of, probe, python, scratch, tilefit_with};
+
+fn example(name: &str) -> String {
+    format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// (config, arch) -> bytes or error kind, for every result.
+fn sizes(report: &Value) -> Vec<(String, String, String)> {
+    let mut cells: Vec<_> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let outcome = r["shared_bytes"]
+                .as_u64()
+                .map_or_else(|| r["error"]["kind"].to_string(), |b| b.to_string());
+            (
+                r["config"].to_string(),
+                r["arch"].as_str().unwrap().to_owned(),
+                outcome,
+            )
+        })
+        .collect();
+    cells.sort();
+    cells
+}
+
+#[test]
+fn forked_workers_compile_every_example_to_the_bytes_spawned_ones_do() {
+    for spec in [
+        "mla_decode/spec.toml",
+        "matmul/spec.toml",
+        "matmul/autotune.toml",
+        "attention/spec.toml",
+        "moe/spec.toml",
+    ] {
+        let spec = example(spec);
+        let forked = json_of(&probe(
+            &spec,
+            &scratch("forked"),
+            &["--json", "-", "--worker-start", "fork"],
+        ));
+        let spawned = json_of(&probe(
+            &spec,
+            &scratch("spawned"),
+            &["--json", "-", "--worker-start", "spawn"],
+        ));
+        let workers = &forked["stats"]["workers"];
+        assert_eq!(workers["start"], "fork", "{spec}: {workers}");
+        assert!(workers.get("fallback").is_none(), "{spec}: {workers}");
+        assert!(
+            workers["later_start_s"].as_f64().is_some_and(|s| s < 1.0),
+            "{workers}"
+        );
+        assert_eq!(spawned["stats"]["workers"]["start"], "spawn");
+        let (forked, spawned) = (sizes(&forked), sizes(&spawned));
+        assert!(forked.len() >= 16, "{spec}: {} results", forked.len());
+        assert_eq!(
+            forked, spawned,
+            "{spec}: forked and spawned workers disagree"
+        );
+    }
+}
+
+/// The report with its timing and host fields left out: what must not change.
+fn without_timing(mut report: Value) -> Value {
+    let stats = report["stats"].as_object_mut().unwrap();
+    stats.remove("seconds");
+    stats.remove("workers");
+    for result in report["results"].as_array_mut().unwrap() {
+        result.as_object_mut().unwrap().remove("compile_seconds");
+    }
+    report
+}
+
+fn shards(spec: &str, count: usize, cache: &Path, extra: &[&str]) -> Vec<String> {
+    (1..=count)
+        .map(|k| {
+            let out = cache.join(format!("shard-{k}.json"));
+            let shard = format!("{k}/{count}");
+            let mut args = vec!["--shard", shard.as_str(), "--json", out.to_str().unwrap()];
+            args.extend(extra);
+            let run = probe(spec, cache, &args);
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            assert!(
+                run.stderr.contains(&format!("shard {k}/{count} compiled")),
+                "{}",
+                run.stderr
+            );
+            out.display().to_string()
+        })
+        .collect()
+}
+
+fn merge(files: &[String], extra: &[&str]) -> crate::Run {
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(extra);
+    tilefit_with(&args, None, &[])
+}
+
+#[test]
+fn three_shards_merge_into_the_report_of_one_run() {
+    for (spec, targets) in [
+        ("mla_decode/spec.toml", "h100,rtx-pro-6000,mi300x"),
+        ("matmul/spec.toml", "h100,rtx-pro-6000"),
+    ] {
+        let spec = example(spec);
+        let whole = json_of(&probe(
+            &spec,
+            &scratch("whole"),
+            &["--targets", targets, "--json", "-"],
+        ));
+        let cache = scratch("sharded");
+        let files = shards(&spec, 3, &cache, &["--targets", targets]);
+        // Every job is in exactly one shard, and the shards share the work.
+        let counts: Vec<usize> = files
+            .iter()
+            .map(|f| {
+                let shard: Value =
+                    serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap();
+                shard["outcomes"].as_array().unwrap().len()
+            })
+            .collect();
+        let jobs = usize::try_from(whole["stats"]["jobs"].as_u64().unwrap()).unwrap();
+        assert_eq!(counts.iter().sum::<usize>(), jobs, "{counts:?}");
+        assert!(counts.iter().all(|&c| c * 3 >= jobs / 2), "{counts:?}");
+        let merged = merge(&files, &["--json", "-"]);
+        let merged = json_of(&merged);
+        assert_eq!(
+            merged["recommendations"], whole["recommendations"],
+            "{spec}"
+        );
+        assert_eq!(
+            without_timing(merged),
+            without_timing(whole),
+            "{spec}: the merged report differs from the single run's"
+        );
+        // The terminal report too, but for its timing line.
+        let text = merge(&files, &[]);
+        assert_eq!(text.code, 0, "{}", text.stderr);
+        assert!(text.stdout.contains("Recommended"), "{}", text.stdout);
+    }
+}
+
+#[test]
+fn shards_that_are_not_one_run_are_refused() {
+    let cache = scratch("refused");
+    let small = fixture("mla_small.toml");
+    let files = shards(&small, 2, &cache, &["--targets", "h100"]);
+    // Another spec's shard: the other half of a run of different inputs.
+    let other_dir = scratch("refused-other");
+    let other = other_dir.join("mla_other.toml");
+    let text = std::fs::read_to_string(&small)
+        .unwrap()
+        .replace("../../../../examples", &example(""))
+        .replace("BLOCK_N = [32, 64]", "BLOCK_N = [16, 64]");
+    std::fs::write(&other, text).unwrap();
+    let foreign = shards(
+        other.to_str().unwrap(),
+        2,
+        &other_dir,
+        &["--targets", "h100"],
+    );
+    let mixed = merge(&[files[0].clone(), foreign[1].clone()], &[]);
+    assert_eq!(mixed.code, 2, "{}", mixed.stderr);
+    assert!(
+        mixed.stderr.contains("are not of one run"),
+        "{}",
+        mixed.stderr
+    );
+    assert!(mixed.stderr.contains("hint:"), "{}", mixed.stderr);
+
+    let missing = merge(&files[..1], &[]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("shard 2/2 is missing"),
+        "{}",
+        missing.stderr
+    );
+    let twice = merge(&[files[0].clone(), files[0].clone()], &[]);
+    assert_eq!(twice.code, 2);
+    assert!(
+        twice.stderr.contains("shard 1/2 is given twice"),
+        "{}",
+        twice.stderr
+    );
+
+    // The spec changed after the shards ran: the merge plans another run and says so.
+    let edited = scratch("refused-edited").join("mla_small.toml");
+    std::fs::write(
+        &edited,
+        std::fs::read_to_string(&small)
+            .unwrap()
+            .replace("../../../../examples", &example(""))
+            .replace("num_stages = [1, 2]", "num_stages = [1, 2, 3]"),
+    )
+    .unwrap();
+    let stale = merge(&files, &["--spec", edited.to_str().unwrap()]);
+    assert_eq!(stale.code, 2, "{}", stale.stderr);
+    assert!(
+        stale.stderr.contains("were not made from"),
+        "{}",
+        stale.stderr
+    );
+
+    // A whole report is not a shard, and a shard is not a report.
+    let report = cache.join("report.json");
+    json_of(&probe(
+        &small,
+        &cache,
+        &["--targets", "h100", "--json", "-"],
+    ));
+    std::fs::write(
+        &report,
+        probe(&small, &cache, &["--targets", "h100", "--json", "-"]).stdout,
+    )
+    .unwrap();
+    let not_shard = merge(&[report.display().to_string()], &[]);
+    assert_eq!(not_shard.code, 2);
+    assert!(
+        not_shard.stderr.contains("not `probe-shard`"),
+        "{}",
+        not_shard.stderr
+    );
+    let shown = tilefit_with(&["report", &files[0]], None, &[]);
+    assert_eq!(shown.code, 2);
+    assert!(shown.stderr.contains("tilefit merge"), "{}", shown.stderr);
+
+    // A shard needs a file, and K/N must make sense.
+    let python = python().to_str().unwrap();
+    let bad = tilefit_with(
+        &[
+            "probe", &small, "--python", python, "--shard", "4/3", "--json", "x.json",
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("not a shard"), "{}", bad.stderr);
+    let no_file = tilefit_with(
+        &["probe", &small, "--python", python, "--shard", "1/3"],
+        None,
+        &[],
+    );
+    assert_eq!(no_file.code, 2);
+    assert!(no_file.stderr.contains("--json"), "{}", no_file.stderr);
+}
