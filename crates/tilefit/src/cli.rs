@@ -41,11 +41,17 @@ pub enum Command {
     Replay(ReplayArgs),
     /// Render a saved `--json` report (probe or replay) again: terminal, Markdown, HTML, gate.
     Report(ReportArgs),
-    /// Put the shards of a sharded probe (`--shard K/N --json SHARD.json`) back into one report.
+    /// What changed between two probe reports (`--json`): bytes per config and arch, and verdict
+    /// flips; exits 1 when a config that fit a device no longer does.
     ///
-    /// Plans the sweep again from the spec the shards ran (it must be here, unchanged) and takes
-    /// each job's result from its shard: no Python or Triton needed. Refuses shards of different
-    /// inputs, and a run with a shard missing.
+    /// With one version-matrix report (`probe --triton A,B --json`), each version against the next.
+    Diff(DiffArgs),
+    /// Put the shards of a sharded probe or replay (`--shard K/N --json SHARD.json`) back into
+    /// one report.
+    ///
+    /// Plans the run again from the spec (or the caches) the shards ran, which must be here
+    /// unchanged, and takes each job's result from its shard: no Python or Triton needed.
+    /// Refuses shards of different inputs, and a run with a shard missing.
     Merge(MergeArgs),
     /// On a machine with an NVIDIA GPU: compile for its arch and check every prediction against
     /// the driver (does it accept the kernel's shared memory, does a block fit an SM).
@@ -244,6 +250,10 @@ pub struct ReplayArgs {
     /// Only index the caches and list the kernels found; compile nothing.
     #[arg(long)]
     pub list: bool,
+    /// Recompile only shard K of N (`2/3`) and write it to `--json` for `tilefit merge`, as
+    /// `probe --shard` does (`auto`: from a Kubernetes Indexed Job or a Slurm array).
+    #[arg(long, env = "TILEFIT_SHARD", value_name = "K/N|auto")]
+    pub shard: Option<String>,
     #[command(flatten)]
     pub output: OutputArgs,
     #[command(flatten)]
@@ -313,7 +323,9 @@ pub struct PythonArgs {
     #[arg(long, env = "TILEFIT_PYTHON", value_name = "PATH")]
     pub python: Option<PathBuf>,
     /// Triton version for the managed environment (default: the spec's, else tilefit's pinned one).
-    #[arg(long, value_name = "VERSION")]
+    /// `probe` takes several, comma-separated (`3.5.1,3.6.0,3.7.1`): every job is compiled with
+    /// each, one column group per version in the report.
+    #[arg(long, value_name = "VERSION[,VERSION...]")]
     pub triton: Option<String>,
 }
 
@@ -348,6 +360,23 @@ pub struct ProbeArgs {
     pub worker_script: Option<PathBuf>,
 }
 
+/// `tilefit diff`.
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The old report (or a version-matrix report, alone).
+    #[arg(value_name = "OLD.json")]
+    pub old: PathBuf,
+    /// The new report.
+    #[arg(value_name = "NEW.json")]
+    pub new: Option<PathBuf>,
+    /// Write the differences as JSON to FILE (`-` for stdout).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<String>,
+    /// Print Markdown instead of text.
+    #[arg(long)]
+    pub markdown: bool,
+}
+
 /// `tilefit merge`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
@@ -357,6 +386,9 @@ pub struct MergeArgs {
     /// The spec the shards ran (default: the path they recorded, from where they ran).
     #[arg(long, value_name = "SPEC.toml")]
     pub spec: Option<PathBuf>,
+    /// For replay shards: the caches they replayed (default: the paths they recorded).
+    #[arg(long, value_name = "DIR", value_delimiter = ',')]
+    pub caches: Vec<PathBuf>,
     #[command(flatten)]
     pub output: OutputArgs,
     /// Write the recommended config per arch as JSON an engine can load (as `probe` does).

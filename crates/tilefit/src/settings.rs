@@ -49,7 +49,7 @@ pub fn for_verify(args: &VerifyArgs, binaries: &Path) -> Settings {
 }
 
 /// Settings for merge: nothing compiles; the shards' compile flags, which go into every job.
-pub fn for_merge(invocation: &tilefit_core::model::shard::Invocation) -> Settings {
+pub fn for_merge(full_compile: bool, read_resources: bool) -> Settings {
     Settings {
         jobs: 1,
         use_cache: false,
@@ -57,8 +57,8 @@ pub fn for_merge(invocation: &tilefit_core::model::shard::Invocation) -> Setting
         cache_dir: toolchain::default_cache_dir(),
         worker_script: None,
         binaries: None,
-        full_compile: invocation.full_compile,
-        read_resources: invocation.read_resources,
+        full_compile,
+        read_resources,
         cancel: tilefit_core::cancel::Cancel::default(),
         worker_start: tilefit_core::compile::WorkerStart::Spawn,
     }

@@ -370,7 +370,7 @@ def pack(fn, backend, kwargs, bound, specialization, options):
     if hasattr(fn, "_pack_args"):
         return fn._pack_args(backend, kwargs, bound, specialization, options)
     raise JobError("internal", f"Triton {triton.__version__} has no JITFunction._pack_args; "
-                   "tilefit reproduces the JIT's specialization with Triton 3.6 and later")
+                   "tilefit reproduces the JIT's specialization with the releases that have it (3.5.1, 3.6.0 and 3.7.1 are checked)")
 
 
 def backend_options(backend, options):

@@ -1,9 +1,12 @@
 //! The model: the report types every command produces and `tilefit report` reads back. A probe's
 //! report (`probe`), a replay's (`replay`), the listed configs' summary both carry (`listed`), the
-//! verdicts in them (`verdict`), and one shard's part of a sharded probe (`shard`).
+//! verdicts in them (`verdict`), one shard's part of a sharded probe (`shard`), a Triton version
+//! matrix (`matrix`) and what changed between two reports (`diff`).
 //! Data only: built by `run`, drawn by `render`.
 
+pub mod diff;
 pub mod listed;
+pub mod matrix;
 pub mod probe;
 pub mod replay;
 pub mod shard;

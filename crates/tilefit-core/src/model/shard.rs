@@ -75,3 +75,142 @@ pub struct ShardOutcome {
     /// It came from the shard's result cache.
     pub cached: bool,
 }
+
+/// One shard of a sharded replay: the recompiles it ran, and what the merge needs to index the
+/// same caches and plan the same run (the caches as given, the fleet, the toolchain of each
+/// recorded Triton version).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReplayShardReport {
+    /// [`SHARD_SCHEMA_VERSION`].
+    pub schema_version: u32,
+    /// `replay-shard`.
+    pub kind: String,
+    /// The tilefit that wrote it.
+    pub tool: ToolInfo,
+    /// Which shard.
+    pub shard: Shard,
+    /// Digest of the whole run's plan (the fleet and every recompile's slot and cache key).
+    pub plan_sha256: String,
+    /// Recompiles in the whole run.
+    pub jobs_total: usize,
+    /// The run as asked for.
+    pub invocation: ReplayInvocation,
+    /// The toolchain each recorded Triton version was replayed with.
+    pub toolchains: Vec<ShardToolchain>,
+    /// This shard's recompiles.
+    pub outcomes: Vec<ShardOutcome>,
+    /// Wall time of this shard.
+    pub seconds: f64,
+}
+
+/// A replay as the user asked for it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReplayInvocation {
+    /// The caches, traces and Inductor folders given (or, with none given, the default caches
+    /// found).
+    pub dirs: Vec<String>,
+    /// `--targets`, as given.
+    pub targets: Vec<String>,
+    /// `--full-compile`.
+    pub full_compile: bool,
+    /// `--resources full`.
+    pub read_resources: bool,
+}
+
+/// The toolchain of one version group.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardToolchain {
+    /// The Triton version the cache entries record (`None`: not recorded).
+    pub produced_by: Option<String>,
+    /// The Triton that replayed them.
+    pub triton_version: String,
+    /// Its Python.
+    pub python_version: String,
+    /// How it was chosen.
+    pub origin: Origin,
+}
+
+/// What says which run a shard belongs to, for [`check_one_run`].
+pub struct ShardIdentity<'a> {
+    /// The shard.
+    pub shard: Shard,
+    /// Its kind and schema.
+    pub kind: &'a str,
+    /// Its schema version.
+    pub schema_version: u32,
+    /// Its run's plan digest.
+    pub plan_sha256: &'a str,
+    /// How to name its inputs in an error.
+    pub inputs: String,
+}
+
+impl ShardReport {
+    /// Its identity.
+    pub fn identity(&self) -> ShardIdentity<'_> {
+        ShardIdentity {
+            shard: self.shard,
+            kind: &self.kind,
+            schema_version: self.schema_version,
+            plan_sha256: &self.plan_sha256,
+            inputs: format!("{}, Triton {}", self.invocation.spec, self.triton_version),
+        }
+    }
+}
+
+impl ReplayShardReport {
+    /// Its identity.
+    pub fn identity(&self) -> ShardIdentity<'_> {
+        ShardIdentity {
+            shard: self.shard,
+            kind: &self.kind,
+            schema_version: self.schema_version,
+            plan_sha256: &self.plan_sha256,
+            inputs: self.invocation.dirs.join(", "),
+        }
+    }
+}
+
+/// Every shard of one run, each once; else what is wrong, in words.
+pub fn check_one_run(shards: &[ShardIdentity<'_>]) -> Result<(), String> {
+    let Some(first) = shards.first() else {
+        return Err("no shards to merge".to_owned());
+    };
+    for shard in shards {
+        if shard.schema_version != SHARD_SCHEMA_VERSION || shard.kind != first.kind {
+            return Err(format!(
+                "shard {} is a `{}` of schema {}, not a `{}` of schema {SHARD_SCHEMA_VERSION}",
+                shard.shard.describe(),
+                shard.kind,
+                shard.schema_version,
+                first.kind
+            ));
+        }
+        if shard.plan_sha256 != first.plan_sha256 || shard.shard.count != first.shard.count {
+            return Err(format!(
+                "shard {} ({}) and shard {} ({}) are not of one run: their inputs differ",
+                first.shard.describe(),
+                first.inputs,
+                shard.shard.describe(),
+                shard.inputs
+            ));
+        }
+    }
+    let count = first.shard.count;
+    let mut seen = vec![false; count];
+    for shard in shards {
+        let slot = &mut seen[shard.shard.index - 1];
+        if *slot {
+            return Err(format!("shard {} is given twice", shard.shard.describe()));
+        }
+        *slot = true;
+    }
+    let missing: Vec<String> = (1..=count)
+        .filter(|i| !seen[i - 1])
+        .map(|i| format!("{i}/{count}"))
+        .collect();
+    if missing.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("shard {} is missing", missing.join(", ")))
+    }
+}

@@ -6,6 +6,7 @@
 
 mod html;
 mod markdown;
+mod matrix;
 mod replay;
 mod sections;
 mod terminal;

@@ -436,51 +436,8 @@ pub fn merge(
 
 /// Every shard of one run, each once.
 fn check_shards(shards: &[ShardReport]) -> Result<(), ProbeError> {
-    let first = &shards[0];
-    for shard in shards {
-        if shard.schema_version != SHARD_SCHEMA_VERSION || shard.kind != "probe-shard" {
-            return Err(ProbeError::Shards(format!(
-                "shard {} is a `{}` of schema {}, not a probe shard of schema {SHARD_SCHEMA_VERSION}",
-                shard.shard.describe(),
-                shard.kind,
-                shard.schema_version
-            )));
-        }
-        if shard.plan_sha256 != first.plan_sha256 || shard.shard.count != first.shard.count {
-            return Err(ProbeError::Shards(format!(
-                "shard {} ({}, Triton {}) and shard {} ({}, Triton {}) are not of one run: their inputs differ",
-                first.shard.describe(),
-                first.invocation.spec,
-                first.triton_version,
-                shard.shard.describe(),
-                shard.invocation.spec,
-                shard.triton_version
-            )));
-        }
-    }
-    let count = first.shard.count;
-    let mut seen = vec![false; count];
-    for shard in shards {
-        let slot = &mut seen[shard.shard.index - 1];
-        if *slot {
-            return Err(ProbeError::Shards(format!(
-                "shard {} is given twice",
-                shard.shard.describe()
-            )));
-        }
-        *slot = true;
-    }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| !seen[i - 1])
-        .map(|i| format!("{i}/{count}"))
-        .collect();
-    if !missing.is_empty() {
-        return Err(ProbeError::Shards(format!(
-            "shard {} is missing",
-            missing.join(", ")
-        )));
-    }
-    Ok(())
+    let identities: Vec<_> = shards.iter().map(ShardReport::identity).collect();
+    crate::model::shard::check_one_run(&identities).map_err(ProbeError::Shards)
 }
 
 /// Recommend and put the report together.

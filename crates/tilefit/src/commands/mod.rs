@@ -1,7 +1,9 @@
 //! One file per subcommand; `run` dispatches. Each command returns the exit code it earned.
 
 mod devices;
+mod diff;
 mod explain;
+mod matrix;
 mod merge;
 pub(crate) mod output;
 mod probe;
@@ -21,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Replay(args) => replay::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Merge(args) => merge::run(&args),
+        Command::Diff(args) => diff::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Toolchain(args) => toolchain::run(&args),
         Command::Completions { shell } => {

@@ -381,6 +381,10 @@ pub fn read_report(path: &Path) -> anyhow::Result<SavedReport> {
         Some("replay") => Ok(SavedReport::Replay(Box::new(
             serde_json::from_value(json).map_err(not_a_report)?,
         ))),
+        Some("probe-matrix") => Err(hinted(
+            format!("`{shown}` is a Triton version matrix, not one report"),
+            "see what changed between its versions with `tilefit diff MATRIX.json`",
+        )),
         Some("probe-shard") => Err(hinted(
             format!("`{shown}` is one shard of a sharded probe, not a whole report"),
             "put every shard together first: `tilefit merge shard-*.json --json report.json`",

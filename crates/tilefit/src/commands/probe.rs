@@ -18,6 +18,9 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
     let targets = fleet(&spec, &args.targets)?;
     let shard = shard_of(args)?;
+    if let Some(versions) = super::matrix::versions(args)? {
+        return super::matrix::run(args, &spec, &targets, &versions);
+    }
     let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
     let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
 
@@ -104,7 +107,19 @@ pub(crate) fn fleet(spec: &spec::ProbeSpec, given: &[String]) -> anyhow::Result<
 
 /// `--shard K/N`, `auto`, or none.
 fn shard_of(args: &ProbeArgs) -> anyhow::Result<Option<Shard>> {
-    let Some(text) = &args.shard else {
+    let shard = parse_shard(args.shard.as_deref(), args.output.json.as_deref())?;
+    if shard.is_some() && (args.dump_jobs.is_some() || args.emit_configs.is_some()) {
+        return Err(hinted(
+            "--shard: `--dump-jobs` and `--emit-configs` need the whole run",
+            "give `--emit-configs` to `tilefit merge` instead",
+        ));
+    }
+    Ok(shard)
+}
+
+/// `--shard K/N` or `auto` (from the schedulers' variables); a shard needs `--json`.
+pub(crate) fn parse_shard(text: Option<&str>, json: Option<&str>) -> anyhow::Result<Option<Shard>> {
+    let Some(text) = text else {
         return Ok(None);
     };
     let shard = if text.trim() == "auto" {
@@ -118,16 +133,10 @@ fn shard_of(args: &ProbeArgs) -> anyhow::Result<Option<Shard>> {
             "give `--shard 2/3` (or TILEFIT_SHARD=2/3), one value of K per machine",
         )
     })?;
-    if args.output.json.is_none() {
+    if json.is_none() {
         return Err(hinted(
             "--shard: a shard's results go to a file, for `tilefit merge`",
             "add `--json shard-K.json`, then run `tilefit merge shard-*.json` once every shard is done",
-        ));
-    }
-    if args.dump_jobs.is_some() || args.emit_configs.is_some() {
-        return Err(hinted(
-            "--shard: `--dump-jobs` and `--emit-configs` need the whole run",
-            "give `--emit-configs` to `tilefit merge` instead",
         ));
     }
     Ok(Some(shard))

@@ -8,6 +8,7 @@ use tilefit_core::compile::{Event, toolchain};
 use tilefit_core::device::DeviceTable;
 use tilefit_core::device::TargetDevice;
 use tilefit_core::input::{cache_index, sources};
+use tilefit_core::model::shard::ReplayInvocation;
 use tilefit_core::run::replay;
 
 use super::output;
@@ -78,11 +79,13 @@ fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<cache_index:
 }
 
 /// The caches to read and what they hold; a missing or kernel-less cache is bad input.
-fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, cache_index::CacheIndex)> {
-    let (caches, trace_skipped) = if args.dirs.is_empty() {
+pub(crate) fn index_caches(
+    dirs: &[PathBuf],
+) -> anyhow::Result<(Vec<PathBuf>, cache_index::CacheIndex)> {
+    let (caches, trace_skipped) = if dirs.is_empty() {
         (default_caches(), Vec::new())
     } else {
-        caches_of(&args.dirs)?
+        caches_of(dirs)?
     };
     if caches.is_empty() && trace_skipped.is_empty() {
         return Err(hinted(
@@ -121,19 +124,14 @@ fn index_caches(args: &ReplayArgs) -> anyhow::Result<(Vec<PathBuf>, cache_index:
 }
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
-    let (caches, index) = index_caches(args)?;
+    let (caches, index) = index_caches(&args.dirs)?;
     if args.list {
         crate::output::print(&list(&index))?;
         return Ok(exit_codes::OK);
     }
 
-    let table = DeviceTable::builtin().context("loading the embedded device table")?;
-    let targets = if args.targets.is_empty() {
-        TargetDevice::default_fleet(table)
-    } else {
-        TargetDevice::resolve(table, &args.targets)
-            .map_err(|e| hinted(format!("--targets: {e}"), e.hint()))?
-    };
+    let targets = fleet(&args.targets)?;
+    let shard = super::probe::parse_shard(args.shard.as_deref(), args.output.json.as_deref())?;
     let toolchains = toolchains_for(&index, &args.compile.python)?;
     let settings = crate::settings::from_compile_args(&args.compile, None);
     let progress = output::Progress::new();
@@ -144,6 +142,34 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         index.entries_scanned,
         targets.len()
     );
+    if let Some(shard) = shard {
+        let dirs = if args.dirs.is_empty() {
+            caches.iter().map(|c| c.display().to_string()).collect()
+        } else {
+            args.dirs.iter().map(|d| d.display().to_string()).collect()
+        };
+        let invocation = ReplayInvocation {
+            dirs,
+            targets: args.targets.clone(),
+            full_compile: settings.full_compile,
+            read_resources: settings.read_resources,
+        };
+        let written = replay::replay_shard(
+            &index,
+            invocation,
+            &targets,
+            &toolchains,
+            &settings,
+            shard,
+            &mut on_event,
+        );
+        progress.finish();
+        let written = written.map_err(anyhow::Error::new)?;
+        return super::merge::emit_replay_shard(
+            &written,
+            args.output.json.as_deref().unwrap_or("-"),
+        );
+    }
     let report = replay::replay(
         &index,
         &caches,
@@ -242,4 +268,15 @@ fn list(index: &cache_index::CacheIndex) -> String {
         );
     }
     out
+}
+
+/// `--targets`, or the default fleet.
+pub(crate) fn fleet(names: &[String]) -> anyhow::Result<Vec<TargetDevice>> {
+    let table = DeviceTable::builtin().context("loading the embedded device table")?;
+    Ok(if names.is_empty() {
+        TargetDevice::default_fleet(table)
+    } else {
+        TargetDevice::resolve(table, names)
+            .map_err(|e| hinted(format!("--targets: {e}"), e.hint()))?
+    })
 }

@@ -227,3 +227,63 @@ fn completions_a_man_page_and_progress_without_a_terminal() {
         run.stderr
     );
 }
+
+/// The sharded examples: a GitHub Actions matrix with a merge job, and a Kubernetes Indexed Job.
+/// Both parse, install the published wheel, and pass only flags the commands take.
+#[test]
+fn the_sharded_examples_parse_and_use_real_flags() {
+    let probe_help = tilefit_with(&["probe", "--help"], None, &[]).stdout;
+    let merge_help = tilefit_with(&["merge", "--help"], None, &[]).stdout;
+    let text =
+        std::fs::read_to_string(repository().join("examples/ci/tilefit-sharded.yml")).unwrap();
+    let workflow: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let probe = &workflow["jobs"]["probe"];
+    assert_eq!(
+        probe["strategy"]["matrix"]["shard"]
+            .as_sequence()
+            .unwrap()
+            .len(),
+        3
+    );
+    assert_eq!(probe["env"]["TILEFIT_SHARD"], "${{ matrix.shard }}/3");
+    assert_eq!(workflow["jobs"]["merge"]["needs"], "probe");
+    let steps = |job: &str| -> String {
+        workflow["jobs"][job]["steps"]
+            .as_sequence()
+            .unwrap()
+            .iter()
+            .filter_map(|s| s["run"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    for (job, help) in [("probe", &probe_help), ("merge", &merge_help)] {
+        let run = steps(job);
+        assert!(run.contains("pip install tilefit"), "{run}");
+        for flag in run.split_whitespace().filter(|w| w.starts_with("--")) {
+            assert!(help.contains(flag), "{flag} is not a `tilefit {job}` flag");
+        }
+    }
+    assert!(steps("merge").contains("tilefit merge shard-*.json"));
+    let text = std::fs::read_to_string(repository().join("examples/k8s/tilefit-indexed-job.yaml"))
+        .unwrap();
+    let job: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    assert_eq!(job["spec"]["completionMode"], "Indexed");
+    let container = &job["spec"]["template"]["spec"]["containers"][0];
+    assert_eq!(container["env"][0]["name"], "TILEFIT_SHARD_COUNT");
+    assert_eq!(
+        container["env"][0]["value"].as_str().unwrap(),
+        job["spec"]["completions"].as_u64().unwrap().to_string()
+    );
+    let command = container["args"][0].as_str().unwrap();
+    assert!(command.contains("pip install --quiet tilefit"), "{command}");
+    assert!(command.contains("--shard auto"), "{command}");
+    for flag in command
+        .split_whitespace()
+        .filter(|w| w.starts_with("--") && *w != "--quiet")
+    {
+        assert!(
+            probe_help.contains(flag),
+            "{flag} is not a `tilefit probe` flag"
+        );
+    }
+}

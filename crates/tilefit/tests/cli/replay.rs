@@ -275,3 +275,66 @@ fn bad_directories_are_exit_2() {
     );
     assert!(run.stderr.contains("hint: "), "{}", run.stderr);
 }
+
+/// A replay spread over two shards merges into the single replay's report (timing aside), and a
+/// shard of another cache is refused.
+#[test]
+fn a_sharded_replay_merges_into_the_single_replay_s_report() {
+    let (cache, _) = real_cache();
+    let whole = replay(cache, "shard-whole", &["--json", "-"]);
+    assert_eq!(whole.code, 0, "{}", whole.stderr);
+    let whole: Value = serde_json::from_str(&whole.stdout).unwrap();
+    let out = scratch("replay-shards");
+    let files: Vec<String> = (1..=2)
+        .map(|k| {
+            let file = out.join(format!("shard-{k}.json")).display().to_string();
+            let run = replay(
+                cache,
+                &format!("shard-{k}"),
+                &["--shard", &format!("{k}/2"), "--json", &file],
+            );
+            assert_eq!(run.code, 0, "{}", run.stderr);
+            file
+        })
+        .collect();
+    let mut args = vec!["merge"];
+    args.extend(files.iter().map(String::as_str));
+    args.extend(["--json", "-"]);
+    let merged = tilefit_with(&args, None, &[]);
+    assert_eq!(merged.code, 0, "{}", merged.stderr);
+    let mut merged: Value = serde_json::from_str(&merged.stdout).unwrap();
+    let mut whole = whole;
+    for report in [&mut merged, &mut whole] {
+        report["stats"].as_object_mut().unwrap().remove("seconds");
+    }
+    assert!(!whole["results"].as_array().unwrap().is_empty());
+    assert_eq!(
+        merged, whole,
+        "the merged replay differs from the single one"
+    );
+
+    // Shards of two different caches are not one run.
+    let other = scratch("replay-shards-other");
+    copy_dir(cache, &other);
+    let entry = std::fs::read_dir(&other)
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
+    std::fs::remove_dir_all(entry).unwrap();
+    let foreign = out.join("foreign-2.json").display().to_string();
+    let run = replay(
+        &other,
+        "shard-foreign",
+        &["--shard", "2/2", "--json", &foreign],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let mixed = tilefit_with(&["merge", &files[0], &foreign], None, &[]);
+    assert_eq!(mixed.code, 2, "{}", mixed.stderr);
+    assert!(
+        mixed.stderr.contains("are not of one run"),
+        "{}",
+        mixed.stderr
+    );
+}

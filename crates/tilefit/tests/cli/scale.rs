@@ -253,3 +253,140 @@ fn shards_that_are_not_one_run_are_refused() {
     assert_eq!(no_file.code, 2);
     assert!(no_file.stderr.contains("--json"), "{}", no_file.stderr);
 }
+
+#[test]
+fn a_version_matrix_has_a_column_group_per_triton_and_diff_gates_a_flip() {
+    // The test Python's Triton (the pinned one) and the release before it, in a managed toolchain.
+    let pinned = tilefit_core::compile::toolchain::DEFAULT_TRITON_VERSION;
+    let older = "3.6.0";
+    let versions = format!("{older},{pinned}");
+    let small = fixture("mla_small.toml");
+    let cache = scratch("matrix");
+    let run = probe(&small, &cache, &["--triton", &versions]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    for version in [older, pinned] {
+        assert!(
+            run.stdout.contains(&format!("Triton {version} h100 sm_90")),
+            "{}",
+            run.stdout
+        );
+        assert!(
+            run.stdout.contains(&format!(
+                "Recommended config per device under Triton {version}"
+            )),
+            "{}",
+            run.stdout
+        );
+    }
+    assert!(
+        run.stdout
+            .contains(&format!("Triton {older} -> {pinned}: ")),
+        "{}",
+        run.stdout
+    );
+    let matrix_file = cache.join("matrix.json");
+    let run = probe(
+        &small,
+        &cache,
+        &[
+            "--triton",
+            &versions,
+            "--json",
+            matrix_file.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let matrix: Value =
+        serde_json::from_str(&std::fs::read_to_string(&matrix_file).unwrap()).unwrap();
+    assert_eq!(matrix["kind"], "probe-matrix");
+    let reports = matrix["versions"].as_array().unwrap();
+    assert_eq!(reports[0]["triton_version"], older);
+    assert_eq!(reports[1]["triton_version"], pinned);
+    for report in reports {
+        assert!(!report["recommendations"].as_array().unwrap().is_empty());
+    }
+    // Whatever changed between the two releases, the matrix's diff is what `tilefit diff` says.
+    let old_file = cache.join("old.json");
+    let new_file = cache.join("new.json");
+    std::fs::write(&old_file, reports[0].to_string()).unwrap();
+    std::fs::write(&new_file, reports[1].to_string()).unwrap();
+    let both = tilefit_with(
+        &[
+            "diff",
+            old_file.to_str().unwrap(),
+            new_file.to_str().unwrap(),
+            "--json",
+            "-",
+        ],
+        None,
+        &[],
+    );
+    let diffs: Value = serde_json::from_str(&both.stdout).unwrap();
+    assert_eq!(diffs[0], matrix["diffs"][0]);
+    let alone = tilefit_with(&["diff", matrix_file.to_str().unwrap()], None, &[]);
+    assert!(
+        alone
+            .stdout
+            .contains(&format!("Triton {older} -> {pinned}")),
+        "{}",
+        alone.stdout
+    );
+
+    a_constructed_flip_fails_the_diff(&reports[0], &reports[1], &cache);
+}
+
+/// `tilefit diff` exits 1 on a config that fit a device and no longer does, 0 on no change.
+fn a_constructed_flip_fails_the_diff(old: &Value, new: &Value, cache: &Path) {
+    let old_file = cache.join("flip-old.json");
+    let new_file = cache.join("flip-new.json");
+    std::fs::write(&old_file, old.to_string()).unwrap();
+    // A constructed flip: one config that fits the H100 needs 240,000 bytes more in the new report.
+    let mut flipped = new.clone();
+    let result = flipped["results"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|r| r["arch"] == "sm_90" && r["verdicts"][0]["verdict"] == "fits")
+        .unwrap();
+    let bytes = result["shared_bytes"].as_u64().unwrap() + 240_000;
+    result["shared_bytes"] = bytes.into();
+    result["verdicts"][0]["verdict"] = "over-budget".into();
+    std::fs::write(&new_file, flipped.to_string()).unwrap();
+    let gate = tilefit_with(
+        &[
+            "diff",
+            old_file.to_str().unwrap(),
+            new_file.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(gate.code, 1, "{}{}", gate.stdout, gate.stderr);
+    assert!(
+        gate.stdout.contains("fits -> over-budget (BREAKS)"),
+        "{}",
+        gate.stdout
+    );
+    assert!(gate.stdout.contains("+240,000"), "{}", gate.stdout);
+    assert!(
+        gate.stderr
+            .contains("1 configs that fit a device no longer do"),
+        "{}",
+        gate.stderr
+    );
+    let same = tilefit_with(
+        &[
+            "diff",
+            old_file.to_str().unwrap(),
+            old_file.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(same.code, 0, "{}", same.stderr);
+    assert!(
+        same.stdout.contains("0 of 16 results changed"),
+        "{}",
+        same.stdout
+    );
+}

@@ -1,0 +1,134 @@
+//! `tilefit probe SPEC --triton A,B,...`: the probe once per Triton version, each in its own
+//! toolchain, drawn as one report with a column group per version, each version's
+//! recommendation, and what changed from one version to the next.
+
+use anyhow::Context as _;
+use tilefit_core::compile::Event;
+use tilefit_core::compile::toolchain::{self, Toolchain};
+use tilefit_core::device::TargetDevice;
+use tilefit_core::input::spec::ProbeSpec;
+use tilefit_core::judge::diff::diff;
+use tilefit_core::model::matrix::{MATRIX_SCHEMA_VERSION, MatrixReport};
+use tilefit_core::model::probe::ToolInfo;
+use tilefit_core::render::{Exporter, Json, Markdown, Terminal};
+use tilefit_core::run::probe;
+
+use super::output;
+use crate::cli::{OutputFormat, ProbeArgs};
+use crate::failure::hinted;
+
+/// The versions of `--triton A,B`, when it names more than one.
+pub fn versions(args: &ProbeArgs) -> anyhow::Result<Option<Vec<String>>> {
+    let Some(text) = &args.compile.python.triton else {
+        return Ok(None);
+    };
+    let mut versions: Vec<String> = Vec::new();
+    for version in text.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        if !versions.iter().any(|v| v == version) {
+            versions.push(version.to_owned());
+        }
+    }
+    if versions.len() < 2 {
+        return Ok(None);
+    }
+    let refuse =
+        |what: &str, hint: &str| Err(hinted(format!("--triton {text}: {what}"), hint.to_owned()));
+    if args.shard.is_some() {
+        return refuse(
+            "a version matrix cannot be sharded",
+            "shard one version at a time: `--triton 3.6.0 --shard K/N`",
+        );
+    }
+    if args.dump_jobs.is_some() || args.emit_configs.is_some() || args.output.html.is_some() {
+        return refuse(
+            "`--dump-jobs`, `--emit-configs` and `--html` take one Triton version",
+            "run those with `--triton VERSION`",
+        );
+    }
+    Ok(Some(versions))
+}
+
+/// The toolchain of one version: `--python`/`TILEFIT_PYTHON` when its Triton is that version,
+/// else the managed environment, made on first use.
+fn toolchain_for(args: &ProbeArgs, version: &str) -> anyhow::Result<Toolchain> {
+    if let Some(python) = &args.compile.python.python
+        && let Ok(t) = toolchain::from_python(python)
+        && t.triton_version == version
+    {
+        return Ok(t);
+    }
+    let cache_dir = toolchain::default_cache_dir();
+    if let Some(t) = toolchain::managed(&cache_dir, version) {
+        return Ok(t);
+    }
+    eprintln!(
+        "tilefit: installing triton=={version} into {} (once per version)",
+        toolchain::toolchains_dir(&cache_dir).display()
+    );
+    toolchain::ensure_managed(&cache_dir, version, &mut |line| {
+        if !line.starts_with("  ") {
+            eprintln!("  {line}");
+        }
+    })
+    .map_err(|e| hinted(format!("Triton {version}: {e}"), e.hint()))
+    .with_context(|| format!("provisioning the Triton {version} toolchain"))
+}
+
+pub fn run(
+    args: &ProbeArgs,
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    versions: &[String],
+) -> anyhow::Result<u8> {
+    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
+    let mut reports = Vec::new();
+    for version in versions {
+        let toolchain = toolchain_for(args, version)?;
+        eprintln!(
+            "tilefit: Triton {} (Python {}, {})",
+            toolchain.triton_version,
+            toolchain.python_version,
+            toolchain.python.display()
+        );
+        let progress = output::Progress::new();
+        let mut on_event = |event: Event| progress.event(event);
+        let report = probe::probe(spec, targets, &toolchain, &settings, &mut on_event);
+        progress.finish();
+        reports.push(report.map_err(super::probe::probe_error)?);
+    }
+    let diffs = reports
+        .windows(2)
+        .map(|pair| diff(&pair[0], &pair[1]))
+        .collect();
+    let matrix = MatrixReport {
+        schema_version: MATRIX_SCHEMA_VERSION,
+        kind: "probe-matrix".to_owned(),
+        tool: ToolInfo {
+            name: "tilefit".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        versions: reports,
+        diffs,
+    };
+    let json = args.output.json.as_deref();
+    match json {
+        Some("-") => crate::output::print(&Json.export(&matrix))?,
+        Some(path) => std::fs::write(path, Json.export(&matrix))
+            .with_context(|| format!("writing `{path}`"))?,
+        None => {}
+    }
+    if json != Some("-") {
+        let text = if args.output.format() == OutputFormat::Markdown {
+            Markdown.export(&matrix)
+        } else {
+            Terminal.export(&matrix)
+        };
+        crate::output::print(&text)?;
+    }
+    // Each version is gated as its own run would be; the worst exit wins (2 over 1 over 0).
+    let mut code = crate::exit_codes::OK;
+    for report in &matrix.versions {
+        code = code.max(output::finish(report, &args.output)?);
+    }
+    Ok(code)
+}
