@@ -346,6 +346,11 @@ pub struct ProbeArgs {
     pub emit_configs: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
+    /// Also judge each config file's entries with the Triton the file records it was tuned with
+    /// (its `triton_version` key or SGLang's `triton_X_Y_Z/` folder), each such version in its own
+    /// managed toolchain; the report shows both verdicts.
+    #[arg(long)]
+    pub triton_from_files: bool,
     /// Compile only shard K of N of the jobs (`2/3`), for a run spread over machines; writes the
     /// shard's results to `--json` for `tilefit merge`. `auto` reads a Kubernetes Indexed Job's
     /// `JOB_COMPLETION_INDEX` (with `TILEFIT_SHARD_COUNT`) or a Slurm array's

@@ -185,6 +185,7 @@ fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport>
                 undescribed: prepared.variant.as_ref().err().cloned(),
                 tuned_with: file.tuned_with.clone(),
                 entries,
+                under_tuned: None,
             }
         })
         .collect()

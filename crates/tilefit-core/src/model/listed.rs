@@ -89,6 +89,23 @@ pub struct FileReport {
     pub tuned_with: Option<String>,
     /// Its entries with their verdicts on its device.
     pub entries: Vec<FileEntry>,
+    /// Its entries judged again under the Triton it was tuned with (`--triton-from-files`), when
+    /// that is not the judging one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under_tuned: Option<UnderTuned>,
+}
+
+/// A config file's entries under the Triton it was tuned with.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnderTuned {
+    /// That Triton.
+    pub triton: String,
+    /// The entries, judged on the file's device with that Triton's bytes (empty when it could
+    /// not run).
+    pub entries: Vec<FileEntry>,
+    /// Why that Triton could not judge them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
 }
 
 /// What the listed configs came to.

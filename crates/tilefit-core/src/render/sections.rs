@@ -155,6 +155,37 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
 }
 
 /// A judged file's line: its device and how its entries fare there; whether every entry fits.
+/// How a file's entries fare under the Triton it was tuned with: `2/3 fit there; 256 needs
+/// 147,456 bytes, OVER +46,080`, or why that Triton could not judge them.
+fn under_tuned_text(under: &crate::model::listed::UnderTuned) -> String {
+    if let Some(why) = &under.error {
+        return format!("not judged with it: {why}");
+    }
+    let fits = under
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Some(VerdictCode::Fits))
+        .count();
+    let mut text = format!("{fits}/{} fit under it", under.entries.len());
+    let over: Vec<String> = under
+        .entries
+        .iter()
+        .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
+        .map(|e| {
+            format!(
+                "{} needs {} bytes, OVER +{}",
+                e.key,
+                format_count(e.shared_bytes.unwrap_or(0)),
+                format_count(e.over_by.unwrap_or(0))
+            )
+        })
+        .collect();
+    if !over.is_empty() {
+        let _ = write!(text, "; {}", over.join("; "));
+    }
+    text
+}
+
 fn judged_file_line(
     report: &ProbeReport,
     file: &crate::model::listed::FileReport,
@@ -220,7 +251,10 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
             .tuned_with
             .as_ref()
             .filter(|t| *t != judged_with)
-            .map(|t| format!(" (tuned with Triton {t}, judged with {judged_with})"))
+            .map(|t| match &file.under_tuned {
+                Some(under) => format!(" (tuned with Triton {t}: {})", under_tuned_text(under)),
+                None => format!(" (tuned with Triton {t}, judged with {judged_with})"),
+            })
             .unwrap_or_default();
         let line = match (&file.device, &file.unresolved) {
             _ if file.unsupported.is_some() => format!(

@@ -271,6 +271,94 @@ fn report_of(
     Ok(report)
 }
 
+/// The entries of the config files tuned with `toolchain`'s Triton, judged with it: the probe
+/// restricted to the configs those files list (each on its file's device and the fleet, as in the
+/// main run), for [`attach_tuned`].
+pub fn probe_tuned(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<ProbeReport, ProbeError> {
+    let started = Instant::now();
+    let scratch = Scratch::new(&settings.cache_dir, "probe");
+    let pool = compile::pool_for(toolchain, settings, &scratch);
+    let setup = setup(spec, toolchain, settings, &pool)?;
+    let mut planned = plan_sweep(spec, targets, &setup, settings)?;
+    let tuned: Vec<String> = planned
+        .prepared
+        .listed
+        .iter()
+        .flat_map(|inputs| &inputs.files)
+        .filter(|f| f.file.tuned_with.as_deref() == Some(toolchain.triton_version.as_str()))
+        .map(|f| format!("{}: ", f.file.name))
+        .collect();
+    let origins = planned.prepared.spec.config_origins();
+    planned.jobs.retain(|job| {
+        origins
+            .get(job.config_index)
+            .is_some_and(|o| o.iter().any(|o| tuned.iter().any(|t| o.starts_with(t))))
+    });
+    let compile_jobs: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
+    let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
+    let totals = Totals {
+        recomputed: compiled.recomputed,
+        seconds: started.elapsed().as_secs_f64(),
+        workers: compiled.workers.clone(),
+    };
+    report_of(
+        planned,
+        setup,
+        toolchain,
+        &compiled.outcomes,
+        compiled.input_error.clone(),
+        totals,
+    )
+}
+
+/// Put each config file's entries as `tuned` (a [`probe_tuned`] run) judged them beside the
+/// main run's, for the files tuned with `tuned`'s Triton.
+pub fn attach_tuned(report: &mut ProbeReport, tuned: &ProbeReport) {
+    let Some(listed) = report.listed.as_mut() else {
+        return;
+    };
+    let others = tuned
+        .listed
+        .as_ref()
+        .map_or(&[][..], |l| l.files.as_slice());
+    for file in &mut listed.files {
+        if file.tuned_with.as_deref() != Some(tuned.triton_version.as_str()) {
+            continue;
+        }
+        if let Some(other) = others.iter().find(|o| o.path == file.path) {
+            file.under_tuned = Some(crate::model::listed::UnderTuned {
+                triton: tuned.triton_version.clone(),
+                entries: other.entries.clone(),
+                error: None,
+            });
+        }
+    }
+}
+
+/// Mark the files tuned with `version` as not judged under it, and why.
+pub fn tuned_unavailable(report: &mut ProbeReport, version: &str, why: &str) {
+    let Some(listed) = report.listed.as_mut() else {
+        return;
+    };
+    for file in &mut listed.files {
+        let judged =
+            file.device.is_some() && file.undescribed.is_none() && file.unsupported.is_none();
+        if judged && file.tuned_with.as_deref() == Some(version) {
+            file.under_tuned = Some(crate::model::listed::UnderTuned {
+                triton: version.to_owned(),
+                entries: Vec::new(),
+                error: Some(why.to_owned()),
+            });
+        }
+    }
+}
+
 /// The digest that says two shards belong to one run: the spec file, the fleet, and every job's
 /// config and cache key in plan order (the keys cover the kernel source, the Triton and Python
 /// versions and the worker script).

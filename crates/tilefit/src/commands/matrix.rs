@@ -24,6 +24,12 @@ pub fn versions(args: &ProbeArgs) -> anyhow::Result<Option<Vec<String>>> {
     };
     let mut versions: Vec<String> = Vec::new();
     for version in text.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+        if let Some(why) = unsupported_version(version) {
+            return Err(hinted(
+                format!("--triton {text}: {why}"),
+                "leave it out, or judge with 3.5.1 or later",
+            ));
+        }
         if !versions.iter().any(|v| v == version) {
             versions.push(version.to_owned());
         }
@@ -48,9 +54,25 @@ pub fn versions(args: &ProbeArgs) -> anyhow::Result<Option<Vec<String>>> {
     Ok(Some(versions))
 }
 
+/// Why tilefit cannot compile with this Triton, if it cannot: releases before 3.5 are refused
+/// by name rather than provisioned and failed (3.4.0's JIT rejects the worker's pointer types:
+/// checked).
+pub(crate) fn unsupported_version(version: &str) -> Option<String> {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+    let (major, minor) = (parts.next().flatten()?, parts.next().flatten()?);
+    ((major, minor) < (3, OLDEST_MINOR)).then(|| {
+        format!(
+            "Triton {version} is older than 3.{OLDEST_MINOR}, the oldest release whose JIT tilefit reproduces"
+        )
+    })
+}
+
+/// The oldest Triton 3.x minor release tilefit compiles with.
+const OLDEST_MINOR: u32 = 5;
+
 /// The toolchain of one version: `--python`/`TILEFIT_PYTHON` when its Triton is that version,
 /// else the managed environment, made on first use.
-fn toolchain_for(args: &ProbeArgs, version: &str) -> anyhow::Result<Toolchain> {
+pub(crate) fn toolchain_for(args: &ProbeArgs, version: &str) -> anyhow::Result<Toolchain> {
     if let Some(python) = &args.compile.python.python
         && let Ok(t) = toolchain::from_python(python)
         && t.triton_version == version

@@ -18,6 +18,19 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
     let targets = fleet(&spec, &args.targets)?;
     let shard = shard_of(args)?;
+    if let Some(why) = args
+        .compile
+        .python
+        .triton
+        .as_deref()
+        .filter(|v| !v.contains(','))
+        .and_then(super::matrix::unsupported_version)
+    {
+        return Err(hinted(
+            format!("--triton: {why}"),
+            "judge with 3.5.1 or later",
+        ));
+    }
     if let Some(versions) = super::matrix::versions(args)? {
         return super::matrix::run(args, &spec, &targets, &versions);
     }
@@ -70,7 +83,10 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     }
     let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);
     progress.finish();
-    let report = report.map_err(probe_error)?;
+    let mut report = report.map_err(probe_error)?;
+    if args.triton_from_files {
+        judge_under_tuned(args, &spec, &targets, &settings, &mut report);
+    }
 
     output::emit(&report, &args.output)?;
     if let Some(path) = &args.emit_configs {
@@ -155,5 +171,48 @@ pub(crate) fn probe_error(error: ProbeError) -> anyhow::Error {
             "merge the `--json` files of every shard of one run (`--shard 1/N` .. `N/N`), made from the same spec and Triton",
         ),
         other => anyhow::Error::new(other),
+    }
+}
+
+/// `--triton-from-files`: each Triton the config files were tuned with (other than the judging
+/// one) judges those files' entries again, in its own toolchain. A version tilefit cannot run is
+/// noted on its files; the run goes on.
+fn judge_under_tuned(
+    args: &ProbeArgs,
+    spec: &spec::ProbeSpec,
+    targets: &[TargetDevice],
+    settings: &tilefit_core::compile::Settings,
+    report: &mut tilefit_core::model::probe::ProbeReport,
+) {
+    let mut versions: Vec<String> = Vec::new();
+    for file in report.listed.iter().flat_map(|l| &l.files) {
+        if let Some(version) = &file.tuned_with
+            && *version != report.triton_version
+            && !versions.contains(version)
+        {
+            versions.push(version.clone());
+        }
+    }
+    for version in versions {
+        if let Some(why) = super::matrix::unsupported_version(&version) {
+            probe::tuned_unavailable(report, &version, &why);
+            continue;
+        }
+        let toolchain = match super::matrix::toolchain_for(args, &version) {
+            Ok(toolchain) => toolchain,
+            Err(error) => {
+                probe::tuned_unavailable(report, &version, &format!("{error:#}"));
+                continue;
+            }
+        };
+        eprintln!("tilefit: judging the files tuned with Triton {version} with it too");
+        let progress = output::Progress::new();
+        let mut on_event = |event: Event| progress.event(event);
+        let tuned = probe::probe_tuned(spec, targets, &toolchain, settings, &mut on_event);
+        progress.finish();
+        match tuned {
+            Ok(tuned) => probe::attach_tuned(report, &tuned),
+            Err(error) => probe::tuned_unavailable(report, &version, &error.to_string()),
+        }
     }
 }

@@ -390,3 +390,69 @@ fn a_constructed_flip_fails_the_diff(old: &Value, new: &Value, cache: &Path) {
         same.stdout
     );
 }
+
+/// `--triton-from-files`: the files tuned with Triton 3.5.1 (SGLang's `triton_3_5_1/` folder) are
+/// judged with 3.5.1 too; the 3.4.0 folder's are noted as older than tilefit can run, and the
+/// run goes on.
+#[test]
+fn config_files_are_judged_with_the_triton_they_were_tuned_with_too() {
+    let report = json_of(&probe(
+        &fixture("field/folder.toml"),
+        &scratch("tuned"),
+        &["--triton-from-files", "--json", "-"],
+    ));
+    let files = report["listed"]["files"].as_array().unwrap();
+    let mut under_351 = 0;
+    for file in files {
+        let tuned = file["tuned_with"].as_str().unwrap_or_default();
+        let under = &file["under_tuned"];
+        if file["device"].is_null() || file.get("undescribed").is_some() {
+            assert!(under.is_null(), "{file}");
+            continue;
+        }
+        match tuned {
+            "3.5.1" => {
+                under_351 += 1;
+                assert_eq!(under["triton"], "3.5.1");
+                let entries = under["entries"].as_array().unwrap();
+                assert_eq!(entries.len(), file["entries"].as_array().unwrap().len());
+                for (then, now) in entries.iter().zip(file["entries"].as_array().unwrap()) {
+                    assert_eq!(then["key"], now["key"]);
+                    let bytes = then["shared_bytes"].as_u64().unwrap();
+                    if then["verdict"] == "over-budget" {
+                        assert!(then["over_by"].as_u64().unwrap() < bytes, "{then}");
+                    }
+                }
+            }
+            "3.4.0" => assert!(
+                under["error"].as_str().unwrap().contains("older than 3.5"),
+                "{file}"
+            ),
+            other => panic!("unexpected tuning Triton {other}"),
+        }
+    }
+    assert_eq!(under_351, 3, "the triton_3_5_1/ folder's three files");
+    let text = probe(
+        &fixture("field/folder.toml"),
+        &scratch("tuned"),
+        &["--triton-from-files"],
+    );
+    assert_eq!(text.code, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .contains("(tuned with Triton 3.5.1: 3/3 fit under it)"),
+        "{}",
+        text.stdout
+    );
+    let refused = probe(
+        &fixture("mla_small.toml"),
+        &scratch("tuned"),
+        &["--triton", "3.4.0"],
+    );
+    assert_eq!(refused.code, 2);
+    assert!(
+        refused.stderr.contains("older than 3.5"),
+        "{}",
+        refused.stderr
+    );
+}
