@@ -802,14 +802,19 @@ def handle(request):
         else:
             raise JobError("internal", f"unknown request type {request.get('type')!r}")
         reply.update({"status": "ok", **body})
-    except JobError as error:
-        reply.update({"status": "error", "error": {"kind": error.kind, "message": error.message,
-                                                   "detail": error.detail}})
     except Exception as error:
-        kind, message, detail, diagnostic, location = classify(error)
-        reply.update({"status": "error", "error": {"kind": kind, "message": message, "detail": detail,
-                                                   "diagnostic": diagnostic, "location": location}})
+        reply.update(error_reply(error))
     return reply
+
+
+def error_reply(error):
+    """A reply's error fields: a JobError as it says, anything else classified."""
+    if isinstance(error, JobError):
+        return {"status": "error", "error": {"kind": error.kind, "message": error.message,
+                                             "detail": error.detail}}
+    kind, message, detail, diagnostic, location = classify(error)
+    return {"status": "error", "error": {"kind": kind, "message": message, "detail": detail,
+                                         "diagnostic": diagnostic, "location": location}}
 
 
 def hello():
@@ -976,13 +981,8 @@ def zygote_loop():
                 reply.update({"status": "ok", "forked_pid": pid, "threads": threads})
             else:
                 raise JobError("internal", f"a zygote takes warm, fork and reap, not {kind!r}")
-        except JobError as error:
-            reply.update({"status": "error", "error": {"kind": error.kind, "message": error.message,
-                                                       "detail": error.detail}})
         except Exception as error:
-            kind, message, detail, diagnostic, location = classify(error)
-            reply.update({"status": "error", "error": {"kind": kind, "message": message, "detail": detail,
-                                                       "diagnostic": diagnostic, "location": location}})
+            reply.update(error_reply(error))
         send(reply)
 
 

@@ -172,11 +172,28 @@ pub fn probe(
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<ProbeReport, ProbeError> {
+    sweep(spec, targets, toolchain, settings, on_event, |planned| {
+        vec![true; planned.jobs.len()]
+    })
+}
+
+/// Plan the sweep, compile the jobs `keep` says yes to (one answer per planned job), judge and
+/// report.
+fn sweep(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+    keep: impl FnOnce(&Planned) -> Vec<bool>,
+) -> Result<ProbeReport, ProbeError> {
     let started = Instant::now();
     let scratch = Scratch::new(&settings.cache_dir, "probe");
     let pool = compile::pool_for(toolchain, settings, &scratch);
     let setup = setup(spec, toolchain, settings, &pool)?;
-    let planned = plan_sweep(spec, targets, &setup, settings)?;
+    let mut planned = plan_sweep(spec, targets, &setup, settings)?;
+    let mut kept = keep(&planned).into_iter();
+    planned.jobs.retain(|_| kept.next().unwrap_or(false));
     let compile_jobs: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
     let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
     let input_error = compiled.input_error.clone();
@@ -281,39 +298,33 @@ pub fn probe_tuned(
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<ProbeReport, ProbeError> {
-    let started = Instant::now();
-    let scratch = Scratch::new(&settings.cache_dir, "probe");
-    let pool = compile::pool_for(toolchain, settings, &scratch);
-    let setup = setup(spec, toolchain, settings, &pool)?;
-    let mut planned = plan_sweep(spec, targets, &setup, settings)?;
-    let tuned: Vec<String> = planned
-        .prepared
-        .listed
-        .iter()
-        .flat_map(|inputs| &inputs.files)
-        .filter(|f| f.file.tuned_with.as_deref() == Some(toolchain.triton_version.as_str()))
-        .map(|f| format!("{}: ", f.file.name))
-        .collect();
-    let origins = planned.prepared.spec.config_origins();
-    planned.jobs.retain(|job| {
-        origins
-            .get(job.config_index)
-            .is_some_and(|o| o.iter().any(|o| tuned.iter().any(|t| o.starts_with(t))))
-    });
-    let compile_jobs: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
-    let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
-    let totals = Totals {
-        recomputed: compiled.recomputed,
-        seconds: started.elapsed().as_secs_f64(),
-        workers: compiled.workers.clone(),
-    };
-    report_of(
-        planned,
-        setup,
+    let version = toolchain.triton_version.clone();
+    sweep(
+        spec,
+        targets,
         toolchain,
-        &compiled.outcomes,
-        compiled.input_error.clone(),
-        totals,
+        settings,
+        on_event,
+        move |planned| {
+            let tuned: Vec<String> = planned
+                .prepared
+                .listed
+                .iter()
+                .flat_map(|inputs| &inputs.files)
+                .filter(|f| f.file.tuned_with.as_deref() == Some(version.as_str()))
+                .map(|f| format!("{}: ", f.file.name))
+                .collect();
+            let origins = planned.prepared.spec.config_origins();
+            planned
+                .jobs
+                .iter()
+                .map(|job| {
+                    origins
+                        .get(job.config_index)
+                        .is_some_and(|o| o.iter().any(|o| tuned.iter().any(|t| o.starts_with(t))))
+                })
+                .collect()
+        },
     )
 }
 

@@ -79,21 +79,7 @@ pub(crate) fn toolchain_for(args: &ProbeArgs, version: &str) -> anyhow::Result<T
     {
         return Ok(t);
     }
-    let cache_dir = toolchain::default_cache_dir();
-    if let Some(t) = toolchain::managed(&cache_dir, version) {
-        return Ok(t);
-    }
-    eprintln!(
-        "tilefit: installing triton=={version} into {} (once per version)",
-        toolchain::toolchains_dir(&cache_dir).display()
-    );
-    toolchain::ensure_managed(&cache_dir, version, &mut |line| {
-        if !line.starts_with("  ") {
-            eprintln!("  {line}");
-        }
-    })
-    .map_err(|e| hinted(format!("Triton {version}: {e}"), e.hint()))
-    .with_context(|| format!("provisioning the Triton {version} toolchain"))
+    super::toolchain::provisioned(version)
 }
 
 pub fn run(

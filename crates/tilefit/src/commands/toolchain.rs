@@ -106,6 +106,11 @@ pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<T
         .as_deref()
         .or(spec_version)
         .unwrap_or(DEFAULT_TRITON_VERSION);
+    provisioned(version)
+}
+
+/// The managed environment of a Triton version, installed on first use with progress on stderr.
+pub fn provisioned(version: &str) -> anyhow::Result<Toolchain> {
     let cache_dir = toolchain::default_cache_dir();
     if let Some(t) = toolchain::managed(&cache_dir, version) {
         return Ok(t);
@@ -120,5 +125,5 @@ pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<T
         }
     })
     .map_err(|e| hinted(e.to_string(), e.hint()))
-    .context("provisioning the Triton toolchain")
+    .with_context(|| format!("provisioning the Triton {version} toolchain"))
 }
