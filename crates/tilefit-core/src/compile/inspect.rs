@@ -25,6 +25,9 @@ pub struct KernelInterface {
     /// The compile options each backend of the worker's Triton takes (`cuda`, `hip`).
     #[serde(default)]
     pub backend_options: BTreeMap<String, Vec<String>>,
+    /// How the kernel's module was loaded (imported, or extracted from the file).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<crate::compile::Loaded>,
 }
 
 /// Why a kernel could not be inspected.
@@ -40,6 +43,7 @@ pub enum InspectError {
 pub fn inspect(
     kernel_file: &Path,
     function: &str,
+    source: &crate::compile::KernelSource,
     pool: &Pool,
     use_cache: bool,
     cache_dir: &Path,
@@ -48,6 +52,7 @@ pub fn inspect(
     let request = Request::Inspect {
         kernel_file: kernel_file.to_path_buf(),
         function: function.to_owned(),
+        source: source.clone(),
     };
     let cache = ResultCache::new(cache_dir);
     let key = key(&request, context);
@@ -69,6 +74,7 @@ pub fn inspect(
         params,
         autotune: reply.body.autotune_configs,
         backend_options: reply.body.backend_options,
+        loaded: reply.body.loaded,
     };
     if use_cache {
         let _ = cache.put(&key, &interface);

@@ -32,8 +32,9 @@ pub use outcome::{CompileOutcome, CompileStatus, OutcomeError, outcome_of_reply}
 pub use pool::{Pool, WorkerStart, WorkersUsed};
 pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
-    ChildExit, CompileJob, ErrorKind, Hello, JobArg, KernelParam, PROTOCOL_VERSION, Passed, Reply,
-    ReplyBody, ReplyError, Request, SourceLocation, Timings, WORKER_SCRIPT,
+    ChildExit, CompileJob, ErrorKind, Hello, JobArg, KernelParam, KernelSource, LoadMode, Loaded,
+    PROTOCOL_VERSION, Passed, Reply, ReplyBody, ReplyError, Request, SourceLocation, Timings,
+    WORKER_SCRIPT,
 };
 pub use run::{
     Compiled, Event, Job, KeyContext, Scratch, Settings, compile_all, complete, key, needs_workers,

@@ -14,7 +14,7 @@ use crate::input::autotune::AutotuneConfig;
 use crate::input::spec::Descriptor;
 
 /// The worker script, embedded so the binary needs nothing beside it.
-pub const WORKER_SCRIPT: &str = include_str!("worker.py");
+pub const WORKER_SCRIPT: &str = concat!(include_str!("extract.py"), include_str!("worker.py"));
 
 /// The protocol version both sides speak.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -82,6 +82,9 @@ pub struct CompileJob {
     pub kernel_file: PathBuf,
     /// The `@triton.jit` function.
     pub function: String,
+    /// How its module is loaded.
+    #[serde(flatten)]
+    pub source: KernelSource,
     /// Non-constexpr arguments.
     pub args: BTreeMap<String, JobArg>,
     /// Constexpr values.
@@ -100,6 +103,61 @@ pub struct CompileJob {
     pub resources: bool,
 }
 
+/// How a kernel's module is loaded (`[kernel] load`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadMode {
+    /// Import the file; where that fails, extract the kernel from it.
+    #[default]
+    Auto,
+    /// Import the file as a module, as Python would.
+    Import,
+    /// Extract the kernel and what it reaches from the file, without running the rest.
+    Extract,
+}
+
+impl LoadMode {
+    #[expect(
+        clippy::trivially_copy_pass_by_ref,
+        reason = "serde's skip_serializing_if passes a reference"
+    )]
+    fn is_auto(&self) -> bool {
+        *self == LoadMode::Auto
+    }
+}
+
+/// How a kernel's module was loaded, as the worker reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loaded {
+    /// `import` or `extract`.
+    pub how: String,
+    /// Extracted: the module-level names that ran, in file order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub names: Vec<String>,
+    /// Extracted: a digest of exactly the source that ran (and the `[globals]` given).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// Why the plain import failed, when extraction stood in for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub import_error: Option<String>,
+}
+
+/// How a job's kernel is loaded: the mode and the module-level names the spec gives
+/// (`[globals]`). Left out of requests (and so of cache keys) when they are the defaults.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct KernelSource {
+    /// `[kernel] load`.
+    #[serde(default, skip_serializing_if = "LoadMode::is_auto")]
+    pub load: LoadMode,
+    /// `[globals]`: values for module-level names, instead of the file's.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub globals: BTreeMap<String, Value>,
+    /// `[kernel] module`: the installed module the kernel is in, imported by that name (its
+    /// file, found by the toolchain's Python, stands in where the import fails).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+}
+
 /// One request. Serialized with a `type` tag (`inspect`, `compile`, `compile_ir`, `launch`).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -110,6 +168,9 @@ pub enum Request {
         kernel_file: PathBuf,
         /// The function (or its `@triton.autotune`/`@triton.heuristics` wrapper).
         function: String,
+        /// How its module is loaded.
+        #[serde(flatten)]
+        source: KernelSource,
     },
     /// Compile a spec config through the JIT's own specialization.
     Compile {
@@ -142,6 +203,9 @@ pub enum Request {
         kernel_file: PathBuf,
         /// The function.
         function: String,
+        /// How its module is loaded.
+        #[serde(flatten)]
+        source: KernelSource,
         /// Arguments.
         args: BTreeMap<String, JobArg>,
         /// Constexprs.
@@ -341,6 +405,9 @@ pub struct ReplyBody {
     /// Inspect: the options each backend of this Triton takes.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub backend_options: BTreeMap<String, Vec<String>>,
+    /// Inspect: how the kernel's module was loaded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<Loaded>,
     /// Compile: `metadata.shared`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shared: Option<u64>,

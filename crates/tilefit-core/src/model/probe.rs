@@ -132,6 +132,10 @@ pub struct KernelInfo {
     pub function: String,
     /// SHA-256 of the file.
     pub source_sha256: String,
+    /// How its module was loaded: imported, or the kernel extracted from the file (the names
+    /// that ran, and why the import failed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loaded: Option<crate::compile::Loaded>,
 }
 
 /// Counts and time.

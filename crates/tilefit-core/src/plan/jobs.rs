@@ -62,6 +62,7 @@ pub fn plan_jobs(
             let job = CompileJob {
                 kernel_file: spec.kernel_file.clone(),
                 function: spec.function.clone(),
+                source: spec.source.clone(),
                 args: binding.args.clone(),
                 constexprs: binding.constexprs.clone(),
                 options: binding.options.clone(),
@@ -202,6 +203,7 @@ mod tests {
         let job = |stages: u64, block: u64| CompileJob {
             kernel_file: "k.py".into(),
             function: "k".into(),
+            source: crate::compile::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [("BLOCK".to_owned(), Value::from(block))].into(),
             options: [("num_stages".to_owned(), Value::from(stages))].into(),

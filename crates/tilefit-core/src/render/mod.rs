@@ -449,39 +449,52 @@ pub(crate) fn distinct_problems<'a>(
 /// The closing line: versions, counts, time.
 pub(crate) fn footer(report: &ProbeReport) -> String {
     let s = &report.stats;
-    format!(
-        "Triton {} (Python {}{}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
-        report.triton_version,
-        report.python_version,
-        if report.toolchain == Some(crate::compile::toolchain::Origin::Environment) {
-            ", the environment's"
-        } else {
-            ""
-        },
-        s.jobs,
-        s.compiled,
-        s.cached,
-        if s.recomputed > 0 {
-            format!(" ({} broken cache entries recomputed)", s.recomputed)
-        } else {
-            String::new()
-        },
-        if s.failed > 0 {
-            format!(", {} FAILED", s.failed)
-        } else {
-            String::new()
-        },
-        s.seconds,
-        if report.results.iter().any(|r| r
-            .verdicts
-            .iter()
-            .any(|v| v.verdict == VerdictCode::OverThreadLimit))
-        {
-            "; `THREADS max N`: its registers leave the driver N threads per block, fewer than num_warps x 32"
-        } else {
-            ""
-        }
-    )
+    let loaded = match &report.kernel.loaded {
+        Some(l) if l.how == "extract" => format!(
+            "{} extracted from its file ({} module-level names ran{}). ",
+            report.kernel.function,
+            l.names.len(),
+            l.import_error
+                .as_ref()
+                .map(|e| format!("; the plain import failed: {e}"))
+                .unwrap_or_default()
+        ),
+        _ => String::new(),
+    };
+    loaded
+        + &format!(
+            "Triton {} (Python {}{}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
+            report.triton_version,
+            report.python_version,
+            if report.toolchain == Some(crate::compile::toolchain::Origin::Environment) {
+                ", the environment's"
+            } else {
+                ""
+            },
+            s.jobs,
+            s.compiled,
+            s.cached,
+            if s.recomputed > 0 {
+                format!(" ({} broken cache entries recomputed)", s.recomputed)
+            } else {
+                String::new()
+            },
+            if s.failed > 0 {
+                format!(", {} FAILED", s.failed)
+            } else {
+                String::new()
+            },
+            s.seconds,
+            if report.results.iter().any(|r| r
+                .verdicts
+                .iter()
+                .any(|v| v.verdict == VerdictCode::OverThreadLimit))
+            {
+                "; `THREADS max N`: its registers leave the driver N threads per block, fewer than num_warps x 32"
+            } else {
+                ""
+            }
+        )
 }
 
 /// One (subject, device) verdict, flattened: what a CI gate looks at, for probe and replay alike.

@@ -111,6 +111,7 @@ fn setup(
     let interface = compile::inspect(
         &spec.kernel_file,
         &spec.function,
+        &spec.source,
         pool,
         settings.use_cache,
         &settings.cache_dir,
@@ -124,7 +125,7 @@ fn setup(
         },
     })?;
     Ok(Setup {
-        context,
+        context: loaded_context(context, &interface),
         source_sha256,
         interface,
     })
@@ -162,6 +163,18 @@ fn plan_sweep(
         configs,
         jobs,
     })
+}
+
+/// The key context of what was loaded: where the kernel was extracted from its file, the digest
+/// of exactly the source that ran, so an edit elsewhere in the file recompiles nothing.
+fn loaded_context(context: KeyContext, interface: &KernelInterface) -> KeyContext {
+    match interface.loaded.as_ref().and_then(|l| l.digest.clone()) {
+        Some(digest) => KeyContext {
+            source: digest,
+            ..context
+        },
+        None => context,
+    }
 }
 
 /// Run a probe.
@@ -266,6 +279,7 @@ fn report_of(
         KernelInfo {
             file: spec.kernel_file.display().to_string(),
             function: spec.function.clone(),
+            loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
         },
         ProbeStats {
@@ -439,6 +453,7 @@ pub fn probe_shard(
         kernel: KernelInfo {
             file: spec.kernel_file.display().to_string(),
             function: spec.function.clone(),
+            loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
         },
         interface: setup.interface,
@@ -480,12 +495,15 @@ pub fn merge(
         source,
     };
     let setup = Setup {
-        context: KeyContext {
-            source: compile::kernel_digest(&spec.kernel_file).map_err(io_error)?,
-            triton: first.triton_version.clone(),
-            python: first.python_version.clone(),
-            worker,
-        },
+        context: loaded_context(
+            KeyContext {
+                source: compile::kernel_digest(&spec.kernel_file).map_err(io_error)?,
+                triton: first.triton_version.clone(),
+                python: first.python_version.clone(),
+                worker,
+            },
+            &first.interface,
+        ),
         source_sha256: compile::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?),
         interface: first.interface.clone(),
     };

@@ -258,6 +258,7 @@ pub fn probe_cases(
             .map(|(settings, job)| Request::Launch {
                 kernel_file: job.kernel_file.clone(),
                 function: job.function.clone(),
+                source: job.source.clone(),
                 args: job.args.clone(),
                 constexprs: job.constexprs.clone(),
                 options: job.options.clone(),

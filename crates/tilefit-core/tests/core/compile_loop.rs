@@ -48,6 +48,7 @@ fn job(fault: &str, block: u64, cost: u64) -> Job {
         job: CompileJob {
             kernel_file: PathBuf::from("kernel.py"),
             function: "k".to_owned(),
+            source: tilefit_core::compile::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [
                 ("FAULT".to_owned(), serde_json::Value::from(fault)),

@@ -20,6 +20,7 @@ fn request(arch: &str) -> Request {
         job: CompileJob {
             kernel_file: PathBuf::from("kernel.py"),
             function: "k".to_owned(),
+            source: tilefit_core::compile::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [("FAULT".to_owned(), serde_json::Value::from("ok"))].into(),
             options: std::collections::BTreeMap::new(),

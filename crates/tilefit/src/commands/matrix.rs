@@ -90,8 +90,12 @@ pub fn run(
 ) -> anyhow::Result<u8> {
     let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
     let mut reports = Vec::new();
+    let mut spec = spec.clone();
     for version in versions {
         let toolchain = toolchain_for(args, version)?;
+        spec.resolve_module(&toolchain.python)
+            .map_err(|e| hinted(e.to_string(), e.hint()))?;
+        let spec = &spec;
         eprintln!(
             "tilefit: Triton {} (Python {}, {})",
             toolchain.triton_version,

@@ -36,12 +36,16 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<u8> {
         .spec
         .clone()
         .unwrap_or_else(|| PathBuf::from(&first.invocation.spec));
-    let spec = spec::load(&spec_path).map_err(|e| {
+    let mut spec = spec::load(&spec_path).map_err(|e| {
         hinted(
             e.to_string(),
             "run the merge where the shards ran (the spec's path is relative to there), or give `--spec`",
         )
     })?;
+    if spec.source.module.is_some() {
+        // `[kernel] module`: the merge has no Python to find it; the shards recorded the file.
+        spec.kernel_file = PathBuf::from(&first.kernel.file);
+    }
     let targets = super::probe::fleet(&spec, &first.invocation.targets)?;
     // Only what goes into the jobs' keys is read: nothing is compiled.
     let settings = crate::settings::for_merge(

@@ -15,7 +15,7 @@ use crate::cli::ProbeArgs;
 use crate::failure::hinted;
 
 pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
-    let spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
+    let mut spec = spec::load(&args.spec).map_err(|e| hinted(e.to_string(), e.hint()))?;
     let targets = fleet(&spec, &args.targets)?;
     let shard = shard_of(args)?;
     if let Some(why) = args
@@ -35,6 +35,8 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         return super::matrix::run(args, &spec, &targets, &versions);
     }
     let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
+    spec.resolve_module(&toolchain.python)
+        .map_err(|e| hinted(e.to_string(), e.hint()))?;
     let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
 
     if let Some(path) = &args.dump_jobs {
@@ -164,7 +166,7 @@ pub(crate) fn probe_error(error: ProbeError) -> anyhow::Error {
         ProbeError::Spec(e) => hinted(e.to_string(), e.hint()),
         ProbeError::Kernel { .. } => hinted(
             error.to_string(),
-            "check the kernel file imports on its own and the function is decorated with @triton.jit",
+            "check the function is decorated with @triton.jit; where the file imports what is not installed, tilefit extracts the kernel, and `[globals]` gives the names it cannot evaluate",
         ),
         ProbeError::Shards(message) => hinted(
             message,

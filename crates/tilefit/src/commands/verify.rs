@@ -160,9 +160,11 @@ fn compile(
 
     let compiled = match source_of(&args.input)? {
         Source::Spec(path) => {
-            let spec = tilefit_core::input::spec::load(&path)
+            let mut spec = tilefit_core::input::spec::load(&path)
                 .map_err(|e| hinted(e.to_string(), e.hint()))?;
             let toolchain = super::toolchain::select(&args.python, spec.triton.as_deref())?;
+            spec.resolve_module(&toolchain.python)
+                .map_err(|e| hinted(e.to_string(), e.hint()))?;
             let report = probe::probe(
                 &spec,
                 std::slice::from_ref(target),

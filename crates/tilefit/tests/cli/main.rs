@@ -3,6 +3,7 @@
 
 mod devices;
 mod explain;
+mod extract;
 mod faults;
 mod field;
 mod github;

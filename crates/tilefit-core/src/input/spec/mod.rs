@@ -51,6 +51,8 @@ pub struct ProbeSpec {
     pub function: String,
     /// Triton version the spec asks for.
     pub triton: Option<String>,
+    /// How the kernel's module is loaded (`[kernel] load`) and the names `[globals]` gives.
+    pub source: crate::compile::KernelSource,
     /// Non-constexpr arguments, in the order written.
     pub args: Vec<(String, ArgTemplate)>,
     /// Fixed constexprs.
@@ -247,6 +249,8 @@ struct RawSpec {
     launch: Option<RawLaunch>,
     #[serde(default)]
     files: Option<RawFiles>,
+    #[serde(default)]
+    globals: toml::Table,
 }
 
 #[derive(Deserialize)]
@@ -261,10 +265,15 @@ struct RawLaunch {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawKernel {
-    file: String,
+    #[serde(default)]
+    file: Option<String>,
+    #[serde(default)]
+    module: Option<String>,
     function: String,
     #[serde(default)]
     triton: Option<String>,
+    #[serde(default)]
+    load: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -282,6 +291,26 @@ struct RawRecommend {
     prefer: Option<Vec<String>>,
     #[serde(default)]
     baseline: toml::Table,
+}
+
+impl ProbeSpec {
+    /// For `[kernel] module`: find the module's file with `python` (the toolchain that compiles),
+    /// so the file is known to the cache keys and the report.
+    pub fn resolve_module(&mut self, python: &Path) -> Result<(), SpecError> {
+        let Some(module) = self.source.module.clone() else {
+            return Ok(());
+        };
+        let file = crate::compile::toolchain::module_file(python, &module).map_err(|problem| {
+            SpecError::Field {
+                path: self.path.display().to_string(),
+                field: "[kernel].module".to_owned(),
+                problem,
+                fix: "install the package into the Python tilefit uses (`--python`), or give `file = \"path/to/module.py\"`".to_owned(),
+            }
+        })?;
+        self.kernel_file = file;
+        Ok(())
+    }
 }
 
 /// Read and validate a spec file.
@@ -308,15 +337,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
     };
 
     let base = path.parent().unwrap_or(Path::new("."));
-    let kernel_file = base.join(&raw.kernel.file);
-    if !kernel_file.is_file() {
-        return Err(field_error(
-            "[kernel].file",
-            format!("names `{}`, which does not exist", kernel_file.display()),
-            "the kernel file's path is relative to the spec file".to_owned(),
-        ));
-    }
-    let kernel_file = std::path::absolute(&kernel_file).unwrap_or(kernel_file);
+    let kernel_file = kernel_file_of(&raw.kernel, base, &field_error)?;
     if raw.kernel.function.trim().is_empty() {
         return Err(field_error(
             "[kernel].function",
@@ -325,6 +346,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         ));
     }
 
+    let source = kernel_source_of(&raw.kernel, &raw.globals, &field_error)?;
     let mut sweep_table = raw.sweep.clone();
     let autotune = match sweep_table.remove("autotune") {
         None => AutotuneUse::Auto,
@@ -442,6 +464,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         kernel_file,
         function: raw.kernel.function,
         triton: raw.kernel.triton,
+        source,
         args,
         constexprs,
         options,
@@ -458,6 +481,69 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
 }
 
 type FieldError<'a> = dyn Fn(&str, String, String) -> SpecError + 'a;
+
+/// `[kernel] file` (relative to the spec) or `module` (found later by the toolchain's Python).
+fn kernel_file_of(
+    kernel: &RawKernel,
+    base: &Path,
+    field_error: &FieldError<'_>,
+) -> Result<PathBuf, SpecError> {
+    Ok(match (&kernel.file, &kernel.module) {
+        (Some(file), None) => {
+            let kernel_file = base.join(file);
+            if !kernel_file.is_file() {
+                return Err(field_error(
+                    "[kernel].file",
+                    format!("names `{}`, which does not exist", kernel_file.display()),
+                    "the kernel file's path is relative to the spec file".to_owned(),
+                ));
+            }
+            std::path::absolute(&kernel_file).unwrap_or(kernel_file)
+        }
+        // Found by the toolchain's Python, once one is chosen (`resolve_module`).
+        (None, Some(_)) => PathBuf::new(),
+        (Some(_), Some(_)) => {
+            return Err(field_error(
+                "[kernel]",
+                "has both `file` and `module`".to_owned(),
+                "give one: `file = \"kernel.py\"` (relative to the spec) or `module = \"package.module\"` (installed)".to_owned(),
+            ));
+        }
+        (None, None) => {
+            return Err(field_error(
+                "[kernel]",
+                "has neither `file` nor `module`".to_owned(),
+                "give `file = \"kernel.py\"` (relative to the spec) or `module = \"package.module\"` (an installed package's module)".to_owned(),
+            ));
+        }
+    })
+}
+
+/// `[kernel] load` and `[globals]`.
+fn kernel_source_of(
+    kernel: &RawKernel,
+    globals: &toml::Table,
+    field_error: &FieldError<'_>,
+) -> Result<crate::compile::KernelSource, SpecError> {
+    let load = match kernel.load.as_deref() {
+        None | Some("auto") => crate::compile::LoadMode::Auto,
+        Some("import") => crate::compile::LoadMode::Import,
+        Some("extract") => crate::compile::LoadMode::Extract,
+        Some(other) => {
+            return Err(field_error(
+                "[kernel].load",
+                format!("is `{other}`"),
+                "write `load = \"import\"` (run the file as a module), `\"extract\"` (only the kernel and what it reaches) or leave it out (import, and extract where the import fails)".to_owned(),
+            ));
+        }
+    };
+    let globals = fixed_values(globals, "globals", &[], field_error)?;
+    Ok(crate::compile::KernelSource {
+        load,
+        globals: globals.into_iter().collect(),
+        module: kernel.module.clone(),
+    })
+}
 
 fn parse_sweep(table: &toml::Table, field_error: &FieldError<'_>) -> Result<Vec<Axis>, SpecError> {
     let mut sweep = Vec::new();

@@ -1,0 +1,195 @@
+"""Loading a kernel from its source file without running the file (part of tilefit's worker).
+
+An engine's kernel module starts by importing its package (`import vllm.envs`, its logger, its
+platform layer), none of which the kernel needs; a plain import of the file fails where the
+package is not installed. Extraction reads the file with `ast` and runs only what the named
+function reaches: the function (with its decorators: `@triton.jit`, `@triton.autotune`,
+`@triton.heuristics`), every module-level function, class and assignment it names, transitively,
+and the imports those need, in the order the file has them, in a fresh namespace that has
+`triton` and `triton.language`. Code keeps its file name and line numbers, so Triton reads the
+kernel's source from the real file, and errors point at the real lines. A name the kernel needs
+that does not evaluate (its import fails, or its value does) is an error naming the name, its
+line and why; the spec can give it in `[globals]`. A name the kernel never reaches is never run.
+"""
+
+import ast
+import builtins
+import hashlib
+import importlib
+import sys
+import types
+
+
+class ExtractError(Exception):
+    """A name the kernel needs cannot be evaluated: `message` says which, where and why."""
+
+
+def _bound_names(node):
+    """The module-level names a top-level statement binds."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    if isinstance(node, ast.Import):
+        return [(alias.asname or alias.name).split(".")[0] for alias in node.names]
+    if isinstance(node, ast.ImportFrom):
+        return [alias.asname or alias.name for alias in node.names if alias.name != "*"]
+    targets = []
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, (ast.AnnAssign, ast.AugAssign)):
+        targets = [node.target]
+    names = []
+    for target in targets:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name):
+                names.append(sub.id)
+    return names
+
+
+def _used_names(node):
+    """The names a statement reads (for a function: its decorators, defaults, annotations and
+    body; names bound only inside the function still count, which at worst keeps a module-level
+    name of the same spelling)."""
+    used = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
+            used.add(sub.id)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return set()
+    return used
+
+
+def _import_failure(node, error):
+    module = node.module if isinstance(node, ast.ImportFrom) else node.names[0].name
+    if isinstance(node, ast.ImportFrom) and node.level:
+        module = "." * node.level + (node.module or "")
+    missing = getattr(error, "name", None) or module
+    return f"needs `{missing}`, which is not installed" if isinstance(error, ImportError) else (
+        f"needs `{module}`, whose import fails: {type(error).__name__}: {error}")
+
+
+def extract(path, function, given=None):
+    """The namespace of `function` extracted from `path`, the names it ran (in file order), and a
+    digest of exactly the source it ran. `given` maps names to values the spec supplies instead
+    of the file's."""
+    given = dict(given or {})
+    with open(path, encoding="utf-8") as file:
+        source = file.read()
+    tree = ast.parse(source, filename=path)
+    future = 0
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            for alias in node.names:
+                feature = getattr(__import__("__future__"), alias.name, None)
+                future |= getattr(feature, "compiler_flag", 0)
+    lines = source.splitlines(keepends=True)
+    statements = [node for node in tree.body]
+    defines = {}
+    for index, node in enumerate(statements):
+        for name in _bound_names(node):
+            defines.setdefault(name, []).append(index)
+    if function not in defines:
+        raise ExtractError(f"{path} has no module-level `{function}`")
+    wanted, seen, queue = set(), set(), [function]
+    while queue:
+        name = queue.pop()
+        if name in seen or name in given:
+            continue
+        seen.add(name)
+        for index in defines.get(name, ()):
+            if index in wanted:
+                continue
+            wanted.add(index)
+            queue.extend(_used_names(statements[index]))
+    # Module-level names reached from outside a function body run too when their statement runs
+    # (a decorator's argument, a default): the closure above already follows them.
+    import triton
+    import triton.language as tl
+    module = types.ModuleType(f"tilefit_extracted_{hashlib.sha256(path.encode()).hexdigest()[:16]}")
+    module.__file__ = path
+    namespace = module.__dict__
+    defaults = {"triton": triton, "tl": tl}
+    namespace.update({"__builtins__": builtins, **defaults})
+    namespace.update(given)
+    sys.modules[module.__name__] = module
+    failed = {}
+    ran = []
+    digest = hashlib.sha256()
+    digest.update(repr(sorted((k, repr(v)) for k, v in given.items())).encode())
+    for index in sorted(wanted):
+        node = statements[index]
+        names = [n for n in _bound_names(node) if n not in given]
+        if not names:
+            continue
+        missing = sorted(n for n in _used_names(node) if n in failed and n not in given)
+        if missing and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for name in names:
+                failed[name] = (node.lineno, failed[missing[0]][1])
+            continue
+        code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec", flags=future, dont_inherit=True)
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+        digest.update("".join(lines[first - 1:node.end_lineno]).encode())
+        try:
+            exec(code, namespace)
+        except Exception as error:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                reason = _import_failure(node, error)
+            else:
+                reason = f"does not evaluate: {type(error).__name__}: {error}"
+            for name in names:
+                if name in defaults:
+                    # `from vllm.triton_utils import tl, triton`: Triton itself is here.
+                    namespace[name] = defaults[name]
+                else:
+                    failed[name] = (node.lineno, reason)
+            continue
+        ran.extend(names)
+    needed = _needed_failures(statements, defines, wanted, failed, function, given)
+    if needed:
+        name, (line, reason) = needed[0]
+        file_name = path.rsplit("/", 1)[-1]
+        more = f" (and {len(needed) - 1} more: " + ", ".join(f"`{n}`" for n, _ in needed[1:]) + ")" if len(
+            needed) > 1 else ""
+        raise ExtractError(f"`{name}` ({file_name}:{line}) {reason}: give it in [globals] or install the "
+                           f"package{more}")
+    return namespace, ran, digest.hexdigest()
+
+
+def _needed_failures(statements, defines, wanted, failed, function, given):
+    """The failed names the kernel really reads: reached from the function through names that are
+    not themselves failed imports of a whole package (reading `vllm.envs.X` needs `vllm`)."""
+    order = []
+    seen, queue = set(), [function]
+    while queue:
+        name = queue.pop(0)
+        if name in seen or name in given:
+            continue
+        seen.add(name)
+        if name in failed:
+            order.append((name, failed[name]))
+            continue
+        for index in defines.get(name, ()):
+            if index in wanted:
+                queue.extend(sorted(_used_names(statements[index])))
+    return order
+
+
+def import_module_file(module_name):
+    """`package.module` -> its file, without importing the package (whose `__init__` may need
+    what is not installed): the first `package/module.py` or `package/module/__init__.py` on
+    sys.path."""
+    import os
+    parts = module_name.split(".")
+    for entry in sys.path:
+        base = os.path.join(entry or ".", *parts)
+        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
+            if os.path.isfile(candidate):
+                return os.path.abspath(candidate)
+    return None
+
+
+def import_module(module_name):
+    """The module, imported the plain way; `None` with the reason when that fails."""
+    try:
+        return importlib.import_module(module_name), None
+    except Exception as error:  # the caller falls back to extraction from the file
+        return None, f"{type(error).__name__}: {error}"
