@@ -2,7 +2,8 @@
 //! command runs them through.
 //!
 //! - `protocol`: the typed JSON-lines protocol (one [`Request`] enum, one [`Reply`], an
-//!   [`ErrorKind`] enum), mirrored by the embedded `worker.py`.
+//!   [`ErrorKind`] enum), mirrored by the embedded `worker.py`; `extract.py`, embedded before
+//!   it, loads a kernel from its file without running the rest of the file.
 //! - `process` and `pool`: one worker process (its own process group, handshake, timeouts, fault
 //!   detection) and a pool that runs jobs on N of them, one arch per process, replacing any that
 //!   crash, hang or garble the protocol. A worker's fault fails only the job it was running.
