@@ -49,13 +49,9 @@ def _used_names(node):
     """The names a statement reads (for a function: its decorators, defaults, annotations and
     body; names bound only inside the function still count, which at worst keeps a module-level
     name of the same spelling)."""
-    used = set()
-    for sub in ast.walk(node):
-        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load):
-            used.add(sub.id)
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return set()
-    return used
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
 
 
 def _import_failure(node, error):
@@ -100,8 +96,6 @@ def extract(path, function, given=None):
                 continue
             wanted.add(index)
             queue.extend(_used_names(statements[index]))
-    # Module-level names reached from outside a function body run too when their statement runs
-    # (a decorator's argument, a default): the closure above already follows them.
     import triton
     import triton.language as tl
     module = types.ModuleType(f"tilefit_extracted_{hashlib.sha256(path.encode()).hexdigest()[:16]}")
@@ -171,20 +165,6 @@ def _needed_failures(statements, defines, wanted, failed, function, given):
             if index in wanted:
                 queue.extend(sorted(_used_names(statements[index])))
     return order
-
-
-def import_module_file(module_name):
-    """`package.module` -> its file, without importing the package (whose `__init__` may need
-    what is not installed): the first `package/module.py` or `package/module/__init__.py` on
-    sys.path."""
-    import os
-    parts = module_name.split(".")
-    for entry in sys.path:
-        base = os.path.join(entry or ".", *parts)
-        for candidate in (base + ".py", os.path.join(base, "__init__.py")):
-            if os.path.isfile(candidate):
-                return os.path.abspath(candidate)
-    return None
 
 
 def import_module(module_name):

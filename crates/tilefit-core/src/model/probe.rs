@@ -123,6 +123,16 @@ pub struct ToolInfo {
     pub version: String,
 }
 
+impl ToolInfo {
+    /// This tilefit (the workspace's one version).
+    pub fn current() -> ToolInfo {
+        ToolInfo {
+            name: "tilefit".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        }
+    }
+}
+
 /// The kernel probed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelInfo {

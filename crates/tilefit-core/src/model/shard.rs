@@ -130,6 +130,13 @@ pub struct ShardToolchain {
     pub origin: Origin,
 }
 
+/// Shards' outcomes by cache key, for the merge to look each planned job up.
+pub fn by_key<'a>(
+    outcomes: impl IntoIterator<Item = &'a ShardOutcome>,
+) -> std::collections::HashMap<&'a str, &'a ShardOutcome> {
+    outcomes.into_iter().map(|o| (o.key.as_str(), o)).collect()
+}
+
 /// What says which run a shard belongs to, for [`check_one_run`].
 pub struct ShardIdentity<'a> {
     /// The shard.

@@ -82,15 +82,15 @@ struct Setup {
     interface: KernelInterface,
 }
 
-fn setup(
+/// The kernel file's SHA-256 and the key context of its compiles under `toolchain`'s Triton and
+/// Python (read from the file and the worker script; nothing runs).
+fn key_context(
     spec: &ProbeSpec,
     toolchain: &Toolchain,
     settings: &Settings,
-    pool: &compile::Pool,
-) -> Result<Setup, ProbeError> {
-    let kernel_file = spec.kernel_file.display().to_string();
+) -> Result<(String, KeyContext), ProbeError> {
     let io_error = |source| ProbeError::Io {
-        path: kernel_file.clone(),
+        path: spec.kernel_file.display().to_string(),
         source,
     };
     let source_sha256 = compile::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?);
@@ -108,6 +108,17 @@ fn setup(
         python: toolchain.python_version.clone(),
         worker,
     };
+    Ok((source_sha256, context))
+}
+
+fn setup(
+    spec: &ProbeSpec,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    pool: &compile::Pool,
+) -> Result<Setup, ProbeError> {
+    let kernel_file = spec.kernel_file.display().to_string();
+    let (source_sha256, context) = key_context(spec, toolchain, settings)?;
     let interface = compile::inspect(
         &spec.kernel_file,
         &spec.function,
@@ -225,6 +236,16 @@ fn sweep(
     )
 }
 
+/// The spec's arguments, constexprs or options are rejected by Triton.
+fn rejected(spec: &ProbeSpec, message: &str) -> ProbeError {
+    ProbeError::Spec(SpecError::Field {
+        path: spec.path.display().to_string(),
+        field: "[args] / [constexprs] / [options]".to_owned(),
+        problem: format!("are rejected by Triton: {message}"),
+        fix: "check the names and types against the kernel's signature".to_owned(),
+    })
+}
+
 /// What a report counts besides its outcomes.
 struct Totals {
     recomputed: usize,
@@ -249,12 +270,7 @@ fn report_of(
     let spec = &prepared.spec;
     let targets = prepared.targets.as_slice();
     if let Some(message) = input_error.or_else(|| uniform_failure(outcomes)) {
-        return Err(ProbeError::Spec(SpecError::Field {
-            path: spec.path.display().to_string(),
-            field: "[args] / [constexprs] / [options]".to_owned(),
-            problem: format!("are rejected by Triton: {message}"),
-            fix: "check the names and types against the kernel's signature".to_owned(),
-        }));
+        return Err(rejected(spec, &message));
     }
     let results: Vec<ProbeResult> = jobs
         .iter()
@@ -429,20 +445,12 @@ pub fn probe_shard(
         .collect();
     let compiled = compile::compile_all(&mine, &pool, settings, on_event);
     if let Some(message) = compiled.input_error {
-        return Err(ProbeError::Spec(SpecError::Field {
-            path: spec.path.display().to_string(),
-            field: "[args] / [constexprs] / [options]".to_owned(),
-            problem: format!("are rejected by Triton: {message}"),
-            fix: "check the names and types against the kernel's signature".to_owned(),
-        }));
+        return Err(rejected(spec, &message));
     }
     Ok(ShardReport {
         schema_version: SHARD_SCHEMA_VERSION,
         kind: "probe-shard".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         shard,
         plan_sha256,
         jobs_total: all.len(),
@@ -486,25 +494,17 @@ pub fn merge(
         .first()
         .ok_or_else(|| ProbeError::Shards("no shards to merge".to_owned()))?;
     check_shards(shards)?;
-    let worker = settings.worker_digest().map_err(|source| ProbeError::Io {
-        path: String::new(),
-        source,
-    })?;
-    let io_error = |source| ProbeError::Io {
-        path: spec.kernel_file.display().to_string(),
-        source,
+    let toolchain = Toolchain {
+        // Not run: the merge compiles nothing.
+        python: std::path::PathBuf::new(),
+        python_version: first.python_version.clone(),
+        triton_version: first.triton_version.clone(),
+        origin: first.toolchain,
     };
+    let (source_sha256, context) = key_context(spec, &toolchain, settings)?;
     let setup = Setup {
-        context: loaded_context(
-            KeyContext {
-                source: compile::kernel_digest(&spec.kernel_file).map_err(io_error)?,
-                triton: first.triton_version.clone(),
-                python: first.python_version.clone(),
-                worker,
-            },
-            &first.interface,
-        ),
-        source_sha256: compile::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?),
+        context: loaded_context(context, &first.interface),
+        source_sha256,
         interface: first.interface.clone(),
     };
     let planned = plan_sweep(spec, targets, &setup, settings)?;
@@ -514,11 +514,7 @@ pub fn merge(
             spec.path.display()
         )));
     }
-    let by_key: std::collections::HashMap<&str, &ShardOutcome> = shards
-        .iter()
-        .flat_map(|s| &s.outcomes)
-        .map(|o| (o.key.as_str(), o))
-        .collect();
+    let by_key = crate::model::shard::by_key(shards.iter().flat_map(|s| &s.outcomes));
     let mut outcomes = Vec::with_capacity(planned.jobs.len());
     for job in &planned.jobs {
         let found = by_key.get(job.job.key.as_str()).ok_or_else(|| {
@@ -535,13 +531,6 @@ pub fn merge(
             .filter(|e| e.kind.is_input_error())
             .map(|e| e.message.clone())
     });
-    let toolchain = Toolchain {
-        // Not run: the merge compiles nothing.
-        python: std::path::PathBuf::new(),
-        python_version: first.python_version.clone(),
-        triton_version: first.triton_version.clone(),
-        origin: first.toolchain,
-    };
     let totals = Totals {
         recomputed: shards.iter().map(|s| s.recomputed).sum(),
         // The shards ran side by side: the run took as long as its slowest shard.
@@ -575,10 +564,7 @@ fn assemble(
     ProbeReport {
         schema_version: REPORT_SCHEMA_VERSION,
         kind: "probe".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
         toolchain: Some(toolchain.origin),

@@ -197,10 +197,7 @@ fn report_of(
     ReplayReport {
         schema_version: REPLAY_SCHEMA_VERSION,
         kind: "replay".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         caches: caches.iter().map(|c| c.display().to_string()).collect(),
         versions: groups.into_iter().map(|g| g.group).collect(),
         targets: targets.to_vec(),
@@ -261,10 +258,7 @@ pub fn replay_shard(
     Ok(ReplayShardReport {
         schema_version: SHARD_SCHEMA_VERSION,
         kind: "replay-shard".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         shard,
         plan_sha256: plan_digest(targets, &groups),
         jobs_total: all.len(),
@@ -326,11 +320,7 @@ pub fn merge(
             "the shards were not made from these caches as they are here (an entry, the fleet or tilefit itself differs)".to_owned(),
         ));
     }
-    let by_key: std::collections::HashMap<&str, &ShardOutcome> = shards
-        .iter()
-        .flat_map(|s| &s.outcomes)
-        .map(|o| (o.key.as_str(), o))
-        .collect();
+    let by_key = crate::model::shard::by_key(shards.iter().flat_map(|s| &s.outcomes));
     let mut outcomes: Outcomes = BTreeMap::new();
     for plan in &groups {
         for (slot, job) in plan.slots.iter().zip(&plan.jobs) {

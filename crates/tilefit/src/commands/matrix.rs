@@ -2,7 +2,6 @@
 //! toolchain, drawn as one report with a column group per version, each version's
 //! recommendation, and what changed from one version to the next.
 
-use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::compile::toolchain::{self, Toolchain};
 use tilefit_core::device::TargetDevice;
@@ -10,11 +9,10 @@ use tilefit_core::input::spec::ProbeSpec;
 use tilefit_core::judge::diff::diff;
 use tilefit_core::model::matrix::{MATRIX_SCHEMA_VERSION, MatrixReport};
 use tilefit_core::model::probe::ToolInfo;
-use tilefit_core::render::{Exporter, Json, Markdown, Terminal};
 use tilefit_core::run::probe;
 
 use super::output;
-use crate::cli::{OutputFormat, ProbeArgs};
+use crate::cli::ProbeArgs;
 use crate::failure::hinted;
 
 /// The versions of `--triton A,B`, when it names more than one.
@@ -115,28 +113,11 @@ pub fn run(
     let matrix = MatrixReport {
         schema_version: MATRIX_SCHEMA_VERSION,
         kind: "probe-matrix".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         versions: reports,
         diffs,
     };
-    let json = args.output.json.as_deref();
-    match json {
-        Some("-") => crate::output::print(&Json.export(&matrix))?,
-        Some(path) => std::fs::write(path, Json.export(&matrix))
-            .with_context(|| format!("writing `{path}`"))?,
-        None => {}
-    }
-    if json != Some("-") {
-        let text = if args.output.format() == OutputFormat::Markdown {
-            Markdown.export(&matrix)
-        } else {
-            Terminal.export(&matrix)
-        };
-        crate::output::print(&text)?;
-    }
+    output::emit_without_html(&matrix, &args.output)?;
     // Each version is gated as its own run would be; the worst exit wins (2 over 1 over 0).
     let mut code = crate::exit_codes::OK;
     for report in &matrix.versions {

@@ -99,6 +99,30 @@ where
     Markdown: Exporter<R>,
     Html: Exporter<R>,
 {
+    emit_with(report, args, Some(&|| Html.export(report)))
+}
+
+/// [`emit`] for a report that has no HTML cliff map (a version matrix: `--html` is refused
+/// before the run).
+pub fn emit_without_html<R>(report: &R, args: &OutputArgs) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Terminal: Exporter<R>,
+    Markdown: Exporter<R>,
+{
+    emit_with(report, args, None)
+}
+
+fn emit_with<R>(
+    report: &R,
+    args: &OutputArgs,
+    html: Option<&dyn Fn() -> String>,
+) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Terminal: Exporter<R>,
+    Markdown: Exporter<R>,
+{
     let json = args.json.as_deref();
     match json {
         Some("-") => output::print(&Json.export(report))?,
@@ -106,9 +130,8 @@ where
             .with_context(|| format!("writing `{path}`"))?,
         None => {}
     }
-    if let Some(path) = &args.html {
-        std::fs::write(path, Html.export(report))
-            .with_context(|| format!("writing `{}`", path.display()))?;
+    if let (Some(path), Some(html)) = (&args.html, html) {
+        std::fs::write(path, html()).with_context(|| format!("writing `{}`", path.display()))?;
         eprintln!("tilefit: wrote the cliff map to {}", path.display());
     }
     if json != Some("-") {

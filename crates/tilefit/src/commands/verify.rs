@@ -266,10 +266,7 @@ fn judge_all(
     Ok(VerifyReport {
         schema_version: verify::VERIFY_SCHEMA_VERSION,
         kind: "verify".to_owned(),
-        tool: ToolInfo {
-            name: "tilefit".to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
-        },
+        tool: ToolInfo::current(),
         device: device.clone(),
         table_budget: target.smem_per_block_optin,
         triton_version,
