@@ -74,10 +74,12 @@ pub struct Pool {
 /// How long workers for jobs took to start.
 #[derive(Default)]
 struct StartTimings {
-    /// From asking to the first worker's handshake (a zygote's warm-up included).
+    /// From asking to the first job worker's handshake (a zygote's warm-up included).
     first: Option<f64>,
-    /// Each worker's own fork or spawn, in the order they started.
-    starts: Vec<f64>,
+    /// Every other worker's own fork or spawn, in the order they started: later job workers,
+    /// and a worker started for a request outside a batch (the kernel's interface), which the
+    /// next batch takes for its jobs.
+    later: Vec<f64>,
     /// Each arch zygote's fork and warm-up.
     warm: Vec<f64>,
 }
@@ -131,7 +133,7 @@ impl Pool {
     pub fn start_mode(&self) -> WorkersUsed {
         let fallback = self.forking.off.lock().expect("pool lock").clone();
         let timings = self.timings.lock().expect("pool lock");
-        let mut later = timings.starts.get(1..).unwrap_or_default().to_vec();
+        let mut later = timings.later.clone();
         later.sort_by(f64::total_cmp);
         WorkersUsed {
             start: if fallback.is_some() {
@@ -140,7 +142,7 @@ impl Pool {
                 WorkerStart::Fork
             },
             fallback,
-            started: timings.starts.len(),
+            started: later.len() + usize::from(timings.first.is_some()),
             first_start_s: timings.first,
             later_start_s: later.get(later.len() / 2).copied(),
             later_start_max_s: later.last().copied(),
@@ -172,16 +174,23 @@ impl Pool {
         let (worker, own) = self.start_worker_timed(target);
         if worker.is_ok() {
             let mut timings = self.timings.lock().expect("pool lock");
-            timings
-                .first
-                .get_or_insert_with(|| started.elapsed().as_secs_f64());
-            timings.starts.push(own);
+            if timings.first.is_none() {
+                timings.first = Some(started.elapsed().as_secs_f64());
+            } else {
+                timings.later.push(own);
+            }
         }
         worker
     }
 
-    fn start_worker_untimed(&self, target: Option<&Target>) -> Result<Worker, WorkerFault> {
-        self.start_worker_timed(target).0
+    /// A worker for a request outside a batch; counted as a later start, since the next batch
+    /// takes it for its jobs.
+    fn start_request_worker(&self, target: Option<&Target>) -> Result<Worker, WorkerFault> {
+        let (worker, own) = self.start_worker_timed(target);
+        if worker.is_ok() {
+            self.timings.lock().expect("pool lock").later.push(own);
+        }
+        worker
     }
 
     /// The worker, and the seconds its own fork or spawn took.
@@ -258,7 +267,7 @@ impl Pool {
     pub fn request(&self, request: &Request) -> Result<Reply, WorkerFault> {
         let mut worker = match self.idle.lock().expect("pool lock").pop() {
             Some(worker) => worker,
-            None => self.start_worker_untimed(request.target())?,
+            None => self.start_request_worker(request.target())?,
         };
         let reply = worker.request(request, self.job_timeout)?;
         self.idle.lock().expect("pool lock").push(worker);
