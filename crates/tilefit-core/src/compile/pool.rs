@@ -43,7 +43,8 @@ pub struct WorkersUsed {
     /// Why workers were spawned where forking was the default (refused, failed, asked for).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fallback: Option<String>,
-    /// Workers started for jobs (forked and spawned).
+    /// Workers started (forked and spawned): for jobs, and for a request outside a batch (the
+    /// kernel's interface), whose worker the next batch takes for its jobs.
     #[serde(default)]
     pub started: usize,
     /// Seconds until the first worker for jobs answered its handshake: with forking, the arch's
