@@ -88,6 +88,101 @@ class OfflineChoices(unittest.TestCase):
         self.assertIn("has no `by_arch`", str(raised.exception))
 
 
+class HostileExports(unittest.TestCase):
+    """Every malformed export is a BadExport naming the file and the field, never a raw
+    UnicodeDecodeError, RecursionError, AttributeError or TypeError."""
+
+    def setUp(self):
+        import tempfile
+
+        self.folder = tempfile.TemporaryDirectory(prefix="tilefit-pytest-exports-")
+        self.addCleanup(self.folder.cleanup)
+
+    def _load(self, name, data):
+        path = os.path.join(self.folder.name, name)
+        with open(path, "wb") as f:
+            f.write(data if isinstance(data, bytes) else json.dumps(data).encode())
+        with self.assertRaises(tilefit.BadExport) as raised:
+            tilefit.load(path)
+        message = str(raised.exception)
+        self.assertIn(path, message)
+        return message
+
+    def test_each_malformed_export_names_its_file_and_field(self):
+        self.assertIn("not UTF-8", self._load("latin1.json", b"\xff{\"by_arch\": {}}"))
+        self.assertIn("deeper than 128", self._load("deep.json", b"[" * 5000 + b"]" * 5000))
+        self.assertIn("`by_arch`", self._load("int.json", {"schema_version": 1, "by_arch": 5}))
+        self.assertIn(
+            "`devices`",
+            self._load("list.json", {"schema_version": 1, "by_arch": {}, "devices": ["h100"]}),
+        )
+        self.assertIn(
+            "`schema_version` is 999",
+            self._load("future.json", {"schema_version": 999, "by_arch": {}}),
+        )
+        self.assertIn(
+            "`by_arch.sm_90[0].config`",
+            self._load(
+                "config.json",
+                {"schema_version": 1, "by_arch": {"sm_90": [{"variant": {}, "config": 3}]}},
+            ),
+        )
+        self.assertIn("not JSON", self._load("garbled.json", b"{"))
+        self.assertIn("not an export object", self._load("array.json", [1, 2]))
+
+
+class NamesAndFallbacks(unittest.TestCase):
+    def setUp(self):
+        self.choices = tilefit.load(_env("TILEFIT_TEST_MLA_EXPORT"))
+        self.fp8 = {"kv_dtype": "fp8e4nv"}
+
+    def test_configs_hold_kernel_parameters_only(self):
+        for arch, entries in self.choices.by_arch.items():
+            for entry in entries:
+                if entry["config"] is not None:
+                    self.assertNotIn("kv_dtype", entry["config"], arch)
+                    self.assertIn("kv_dtype", entry["variant"], arch)
+                    self.assertIn("BLOCK_N", entry["config"], arch)
+
+    def test_every_product_name_of_the_table_resolves_to_its_arch(self):
+        # GB10 is sm_121, which the default fleet does not probe: the name is known, the arch
+        # was not probed, and a fallback is honoured.
+        for name in ("gb10", "GB10", "NVIDIA GB10", "DGX Spark"):
+            with self.assertRaises(tilefit.NotProbed) as raised:
+                self.choices.config_for(variant=self.fp8, device=name)
+            self.assertIn("sm_121 was not probed", str(raised.exception))
+            fallback = {"BLOCK_N": 32, "num_stages": 1}
+            self.assertEqual(
+                self.choices.config_for(variant=self.fp8, device=name, fallback=fallback),
+                fallback,
+            )
+        self.assertEqual(
+            self.choices.config_for(variant=self.fp8, device="rtx-9999", fallback={"x": 1}),
+            {"x": 1},
+        )
+
+    def test_no_gpu_is_a_tilefit_error_that_says_what_to_pass(self):
+        if not os.environ.get("TILEFIT_TEST_NO_GPU"):
+            raise unittest.SkipTest("a GPU may be visible here")
+        for call in (
+            lambda: self.choices.config_for(variant=self.fp8),
+            lambda: tilefit.current_device(),
+            lambda: tilefit.prune(_env("TILEFIT_TEST_MM_EXPORT"))([], {}),
+        ):
+            with self.assertRaises(tilefit.NoDevice) as raised:
+                call()
+            self.assertIn('device="sm_120"', str(raised.exception))
+        self.assertEqual(
+            self.choices.config_for(variant=self.fp8, fallback={"x": 1}), {"x": 1}
+        )
+
+    def test_the_prune_hint_names_what_exists(self):
+        with self.assertRaises(tilefit.TilefitError) as raised:
+            tilefit.prune(_env("TILEFIT_TEST_MLA_EXPORT"))
+        self.assertIn("autotune = true", str(raised.exception))
+        self.assertNotIn("from_autotune", str(raised.exception))
+
+
 def _autotuned_configs():
     path = _env("TILEFIT_TEST_MM_KERNEL")
     # The example imports its sibling `matmul`, as it would from its own folder.

@@ -17,7 +17,9 @@ The package imports neither torch nor Triton until a call needs the live device.
 from tilefit._choices import Choices, TableMismatch, load
 from tilefit._device import Device, current_device
 from tilefit._errors import (
+    BadExport,
     NoConfigFits,
+    NoDevice,
     NotProbed,
     TilefitError,
     UnknownDevice,
@@ -26,10 +28,12 @@ from tilefit._fit import Fit, Rejection, fit
 from tilefit._prune import prune
 
 __all__ = [
+    "BadExport",
     "Choices",
     "Device",
     "Fit",
     "NoConfigFits",
+    "NoDevice",
     "NotProbed",
     "Rejection",
     "TableMismatch",

@@ -10,7 +10,13 @@ import re
 import warnings
 
 from tilefit._device import current_device, is_arch
-from tilefit._errors import NoConfigFits, NotProbed, TilefitError, UnknownDevice
+from tilefit._errors import (
+    BadExport,
+    NoConfigFits,
+    NoDevice,
+    NotProbed,
+    UnknownDevice,
+)
 
 _MISSING = object()
 
@@ -39,19 +45,135 @@ class TableMismatch(UserWarning):
     """The live device disagrees with tilefit's device table (budget or arch)."""
 
 
+SCHEMA_VERSION = 1
+
+# serde_json refuses nesting deeper than this; so does the package, instead of a RecursionError.
+_MAX_DEPTH = 128
+
+
 def load(path):
-    """Read an ``--emit-configs`` JSON export."""
+    """Read an ``--emit-configs`` JSON export. Every malformed file (unreadable, not UTF-8, not
+    JSON, nested too deep, another schema, a field of the wrong shape) raises a
+    :class:`BadExport` that names the file and the field."""
     path = os.fspath(path)
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        with open(path, "rb") as f:
+            raw = f.read()
     except OSError as e:
-        raise TilefitError(f"{path}: cannot read it ({e.strerror})") from e
-    except json.JSONDecodeError as e:
-        raise TilefitError(
+        raise BadExport(f"{path}: cannot read it ({e.strerror})") from e
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise BadExport(
+            f"{path}: is not UTF-8 text (byte {e.start}): pass the JSON file "
+            "`tilefit probe --emit-configs FILE.json` wrote"
+        ) from e
+    _check_depth(text, path)
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as e:
+        raise BadExport(
             f"{path}: is not JSON ({e}): pass the file `tilefit probe --emit-configs FILE.json` wrote"
         ) from e
     return Choices(data, path)
+
+
+def _check_depth(text, path):
+    """Refuse nesting deeper than ``_MAX_DEPTH`` before the parser recurses into it."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for c in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif c == "\\":
+                escaped = True
+            elif c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+        elif c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > _MAX_DEPTH:
+                raise BadExport(
+                    f"{path}: is nested deeper than {_MAX_DEPTH} levels: not an export tilefit wrote"
+                )
+        elif c in "]}":
+            depth -= 1
+
+
+def _field(path, where, what):
+    return BadExport(
+        f"{path}: field `{where}` {what}: pass the JSON `tilefit probe --emit-configs FILE.json` "
+        "wrote, unedited"
+    )
+
+
+def _str_map(data, key, path):
+    value = data.get(key, {})
+    if not isinstance(value, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+    ):
+        raise _field(path, key, "is not an object of names to archs")
+    return value
+
+
+def _validate(data, path):
+    """The export's shape, checked once where it is read."""
+    if not isinstance(data, dict):
+        raise BadExport(
+            f"{path}: is a JSON {type(data).__name__}, not an export object: pass the JSON "
+            "`tilefit probe --emit-configs FILE.json` wrote (a .py export is for pasting, not loading)"
+        )
+    if "by_arch" not in data:
+        raise BadExport(
+            f"{path}: has no `by_arch`: pass the JSON `tilefit probe --emit-configs FILE.json` "
+            "wrote (a .py export is for pasting, not loading)"
+        )
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION or isinstance(version, bool):
+        raise _field(
+            path,
+            "schema_version",
+            f"is {version!r}; this package reads schema {SCHEMA_VERSION} (upgrade tilefit, or "
+            "export again with this one)",
+        )
+    by_arch = data["by_arch"]
+    if not isinstance(by_arch, dict):
+        raise _field(path, "by_arch", f"is a {type(by_arch).__name__}, not an object of archs")
+    for arch, entries in by_arch.items():
+        if not isinstance(entries, list):
+            raise _field(path, f"by_arch.{arch}", "is not a list of choices")
+        for i, entry in enumerate(entries):
+            where = f"by_arch.{arch}[{i}]"
+            if not isinstance(entry, dict):
+                raise _field(path, where, "is not an object")
+            if not isinstance(entry.get("variant", {}), dict):
+                raise _field(path, f"{where}.variant", "is not an object")
+            if entry.get("config") is not None and not isinstance(entry["config"], dict):
+                raise _field(path, f"{where}.config", "is neither an object nor null")
+            budget = entry.get("budget")
+            if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool)):
+                raise _field(path, f"{where}.budget", "is not a whole number of bytes")
+    devices = _str_map(data, "devices", path)
+    names = _str_map(data, "device_names", path)
+    kernel = data.get("kernel", {})
+    if not isinstance(kernel, dict):
+        raise _field(path, "kernel", "is not an object")
+    autotune = data.get("autotune")
+    if autotune is not None:
+        if not isinstance(autotune, dict) or not isinstance(autotune.get("by_arch"), dict):
+            raise _field(path, "autotune.by_arch", "is not an object of archs")
+        for arch, lists in autotune["by_arch"].items():
+            if not isinstance(lists, list) or not all(
+                isinstance(x, dict)
+                and isinstance(x.get("configs", []), list)
+                and isinstance(x.get("variant", {}), dict)
+                for x in lists
+            ):
+                raise _field(path, f"autotune.by_arch.{arch}", "is not a list of pruned lists")
+    return by_arch, devices, names, kernel
 
 
 def _variant_text(variant):
@@ -62,22 +184,19 @@ class Choices:
     """The per-arch recommended configs of one kernel."""
 
     def __init__(self, data, path="<export>"):
-        if not isinstance(data, dict) or "by_arch" not in data:
-            raise TilefitError(
-                f"{path}: has no `by_arch`: pass the JSON `tilefit probe --emit-configs FILE.json` "
-                "wrote (a .py export is for pasting, not loading)"
-            )
+        by_arch, devices, names, kernel = _validate(data, path)
         self.path = path
         self.data = data
         #: arch -> [{variant, config, shared_bytes, budget, baseline_fits}]
-        self.by_arch = data["by_arch"]
+        self.by_arch = by_arch
         #: fleet device name (``rtx-pro-6000``) -> arch
-        self.devices = data.get("devices", {})
-        #: product name (``NVIDIA H100 80GB HBM3``) -> arch
-        self.device_names = data.get("device_names", {})
+        self.devices = devices
+        #: product name (``NVIDIA H100 80GB HBM3``) and alias -> arch, for every product of
+        #: tilefit's table
+        self.device_names = names
         #: The Triton the choices were compiled with.
         self.triton_version = data.get("triton_version")
-        self.kernel = data.get("kernel", {})
+        self.kernel = kernel
 
     @property
     def archs(self):
@@ -127,7 +246,12 @@ class Choices:
         """The whole record for a device: ``{variant, config, shared_bytes, budget,
         baseline_fits}``. ``fallback`` is returned, as the config, for an arch that was not
         probed."""
-        arch, _ = self.arch_of(device)
+        try:
+            arch, _ = self.arch_of(device)
+        except (UnknownDevice, NoDevice):
+            if fallback is not _MISSING:
+                return {"variant": variant or {}, "config": fallback, "fallback": True}
+            raise
         entries = self.by_arch.get(arch)
         if entries is None:
             if fallback is not _MISSING:

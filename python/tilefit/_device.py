@@ -9,6 +9,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tilefit._errors import NoDevice
+
+_NO_DEVICE_HINT = (
+    'name the device instead: device="sm_120" (an arch), "rtx-pro-6000" or a product name, '
+    "or pass fallback= to config_for"
+)
+
 _ARCH = re.compile(r"^(sm_\d+[a-z]?|gfx[0-9a-f]+)$")
 
 
@@ -58,10 +65,7 @@ def _from_torch(index):
     import torch
 
     if not torch.cuda.is_available():
-        raise RuntimeError(
-            "no CUDA/HIP device is visible to torch: name the device instead, "
-            'e.g. config_for(device="h100") or device="sm_90"'
-        )
+        raise NoDevice(f"no CUDA/HIP device is visible to torch: {_NO_DEVICE_HINT}")
     if index is None:
         index = torch.cuda.current_device()
     props = torch.cuda.get_device_properties(index)
@@ -74,9 +78,18 @@ def _from_torch(index):
 
 
 def _from_triton(index):
-    from triton.runtime import driver
+    try:
+        from triton.runtime import driver
 
-    active = driver.active
+        active = driver.active
+        # Resolving the active driver is lazy: the first attribute read raises where no GPU is.
+        active.get_current_target()
+    except ImportError as e:
+        raise NoDevice(
+            f"neither torch nor Triton is importable to read the device: {_NO_DEVICE_HINT}"
+        ) from e
+    except RuntimeError as e:  # Triton's "0 active drivers"
+        raise NoDevice(f"no GPU driver is active here ({e}): {_NO_DEVICE_HINT}") from e
     if index is None:
         index = active.get_current_device()
     target = active.get_current_target()

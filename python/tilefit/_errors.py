@@ -20,3 +20,12 @@ class NoConfigFits(TilefitError):
         super().__init__(message)
         #: The :class:`tilefit.Rejection` of each candidate, in the order tried.
         self.rejected = list(rejected)
+
+
+class NoDevice(TilefitError, RuntimeError):
+    """No CUDA/HIP device is visible here (a CI runner, a laptop): the question needs a device
+    named instead, or a fallback."""
+
+
+class BadExport(TilefitError, ValueError):
+    """A file that is not a well-formed ``--emit-configs`` export: names the file and the field."""

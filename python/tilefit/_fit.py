@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tilefit._device import Device, budget_of, current_device
-from tilefit._errors import NoConfigFits
+from tilefit._errors import NoConfigFits, NoDevice
 
 _OPTIONS = ("num_warps", "num_stages", "num_ctas", "maxnreg")
 _memo = {}
@@ -188,7 +188,14 @@ def fit(kernel, candidates, *args, **kwargs):
         raise ValueError("tilefit.fit needs at least one candidate config")
     grid = kwargs.pop("grid", (1,))
     jit, heuristics = _unwrap(kernel)
-    device = current_device()
+    try:
+        device = current_device()
+    except NoDevice as e:
+        raise NoDevice(
+            f"tilefit.fit compiles for the device the code runs on, and there is none here ({e}). "
+            'Offline, export the choices with `tilefit probe --emit-configs fix.json` and ask '
+            'tilefit.load("fix.json").config_for(device="sm_120")'
+        ) from e
     budget = budget_of(device)
     named = dict(zip(jit.arg_names, args))
     named.update(kwargs)

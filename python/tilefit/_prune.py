@@ -41,8 +41,9 @@ class _Pruner:
         autotune = choices.data.get("autotune")
         if not autotune:
             raise TilefitError(
-                f"{choices.path} has no autotune lists: probe the autotuned kernel "
-                "(`[listed] from_autotune`) and export again"
+                f"{choices.path} has no autotune lists: probe the @triton.autotune kernel itself "
+                "(a spec whose [kernel] function is the autotuned wrapper, with [sweep] autotune = true) "
+                "and export again with --emit-configs"
             )
         self.choices = choices
         self.by_arch = autotune["by_arch"]

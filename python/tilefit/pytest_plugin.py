@@ -4,8 +4,10 @@ its CI does not have.
 ``pytest --tilefit-fleet=h100,rtx-pro-6000`` points ``TRITON_CACHE_DIR`` at a folder of the
 session, runs the suite as usual, then replays every kernel the suite compiled for the fleet with
 ``tilefit replay`` and prints, per kernel, the devices it would miss and by how many bytes. The
-session fails if any would miss, unless ``--tilefit-report-only``. A test that fails with Triton's
-``OutOfResources`` gets ``tilefit explain``'s reading of the message in its report.
+session fails, with one line saying why, if any kernel would miss a device, if any replay did not
+compile or failed, or if ``tilefit replay`` itself failed, unless ``--tilefit-report-only``. The
+session's Triton cache and the replay's report are removed when it ends. A test that fails with
+Triton's ``OutOfResources`` gets ``tilefit explain``'s reading of the message in its report.
 """
 
 import json
@@ -64,10 +66,18 @@ class _State:
         self.fleet = fleet
         self.report_only = report_only
         self.binary = binary
-        self.cache = tempfile.mkdtemp(prefix="tilefit-pytest-triton-cache-")
+        self.folder = tempfile.mkdtemp(prefix="tilefit-pytest-")
+        self.cache = os.path.join(self.folder, "triton-cache")
+        os.makedirs(self.cache)
         self.report = None
         self.error = None
         self.misses = []
+        self.broken = []
+        #: Why the plugin fails the session, in one line (None: it does not).
+        self.verdict = None
+
+    def remove(self):
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def pytest_configure(config):
@@ -104,6 +114,33 @@ def _misses(report):
     return rows
 
 
+def _broken(report):
+    """(kernel name, source, arch, status, reason) for every replay that gave no size: it did not
+    compile, or its worker failed."""
+    rows = []
+    for result in report.get("results", []):
+        status = result.get("status")
+        if status in ("compile-error", "failed"):
+            kernel = result.get("kernel", {})
+            error = result.get("error") or {}
+            rows.append(
+                (
+                    kernel.get("name", "?"),
+                    kernel.get("source", ""),
+                    result.get("arch", "?"),
+                    status,
+                    str(error.get("message", "")).splitlines()[0:1],
+                )
+            )
+    return rows
+
+
+def _fail(session, state, why):
+    state.verdict = why
+    if not state.report_only and session.exitstatus == 0:
+        session.exitstatus = 1
+
+
 def pytest_sessionfinish(session, exitstatus):
     state = getattr(session.config, _STATE, None)
     if state is None:
@@ -114,27 +151,41 @@ def pytest_sessionfinish(session, exitstatus):
     if not compiled:
         state.report = {"kernels": []}
         return
-    out = os.path.join(
-        state.cache, "..", os.path.basename(state.cache) + "-replay.json"
-    )
+    out = os.path.join(state.folder, "replay.json")
     run = subprocess.run(
         [state.binary, "replay", state.cache, "--targets", state.fleet, "--json", out],
         capture_output=True,
         text=True,
         check=False,
     )
-    if not os.path.exists(out):
-        state.error = (
-            f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
-        )
-        if not state.report_only:
-            session.exitstatus = 1
-        return
-    with open(out, encoding="utf-8") as f:
-        state.report = json.load(f)
-    state.misses = _misses(state.report)
-    if state.misses and not state.report_only and session.exitstatus == 0:
-        session.exitstatus = 1
+    if os.path.exists(out):
+        try:
+            with open(out, encoding="utf-8") as f:
+                state.report = json.load(f)
+        except (OSError, ValueError) as e:
+            state.error = f"`tilefit replay` wrote an unreadable report: {e}"
+    if state.report is None and state.error is None:
+        state.error = f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
+    if state.report is not None:
+        state.misses = _misses(state.report)
+        state.broken = _broken(state.report)
+    reasons = []
+    if state.misses:
+        reasons.append(f"{len(state.misses)} kernel verdicts over a device's budget")
+    if state.broken:
+        reasons.append(f"{len(state.broken)} replays that did not compile or failed")
+    if state.error:
+        reasons.append(state.error.splitlines()[0] if state.error else "")
+    elif run.returncode != 0:
+        reasons.append(f"`tilefit replay` exited {run.returncode}")
+    if reasons:
+        _fail(session, state, "; ".join(reasons))
+
+
+def pytest_unconfigure(config):
+    state = getattr(config, _STATE, None)
+    if state is not None:
+        state.remove()
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
@@ -143,29 +194,35 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
         return
     tr = terminalreporter
     tr.section(f"tilefit: kernels this session compiled, on {state.fleet}")
+    failing = not state.report_only
     if state.error:
         tr.write_line(state.error, red=True)
-        return
     kernels = state.report.get("kernels", []) if state.report else []
-    if not kernels:
+    if state.report is not None and not kernels and not state.error:
         tr.write_line("the session compiled no Triton kernels: nothing to replay")
         return
-    triton = state.report.get("versions", [{}])[0].get("replayed_with", "?")
-    tr.write_line(
-        f"{len(kernels)} kernel variant(s) replayed with Triton {triton} "
-        f"(Triton cache {state.cache})"
-    )
-    if not state.misses:
-        tr.write_line("every kernel fits every device of the fleet", green=True)
-        return
-    width = max(len(m[0]) for m in state.misses)
-    for name, source, device, shared, budget, over in state.misses:
-        tr.write_line(
-            f"{name:<{width}}  OVER on {device}: {shared} bytes > {budget} (by {over})  {source}",
-            red=not state.report_only,
-        )
-    if state.report_only:
-        tr.write_line("--tilefit-report-only: not failing the session")
+    if state.report is not None:
+        triton = (state.report.get("versions") or [{}])[0].get("replayed_with", "?")
+        tr.write_line(f"{len(kernels)} kernel variant(s) replayed with Triton {triton}")
+        if not state.misses and not state.broken:
+            tr.write_line("every kernel fits every device of the fleet", green=True)
+        if state.misses:
+            width = max(len(m[0]) for m in state.misses)
+            for name, source, device, shared, budget, over in state.misses:
+                tr.write_line(
+                    f"{name:<{width}}  OVER on {device}: {shared} bytes > {budget} (by {over})  {source}",
+                    red=failing,
+                )
+        for name, source, arch, status, reason in state.broken:
+            tr.write_line(
+                f"{name}  {status.upper()} on {arch}: {' '.join(reason)}  {source}",
+                red=failing,
+            )
+    if state.verdict:
+        if state.report_only:
+            tr.write_line(f"tilefit: --tilefit-report-only: not failing the session ({state.verdict})")
+        else:
+            tr.write_line(f"tilefit: failing the session: {state.verdict}", red=True)
 
 
 def pytest_runtest_makereport(item, call):

@@ -166,15 +166,21 @@ impl ConfigExport {
     /// module or import. `None` when the kernel was not autotuned.
     pub fn python(&self) -> Option<String> {
         let autotune = self.autotune.as_ref()?;
+        // Values that came from a report (paths, names, versions) are written only as string
+        // literals, never as raw text in code or comments.
+        let lit = crate::render::escape::python_str;
         let mut out = format!(
-            "# Written by tilefit {} from {} (Triton {}): the @triton.autotune configs of\n# `{}` that fit each arch's shared memory per block.\nimport triton\n\n",
-            self.tool.version, self.kernel.file, self.triton_version, self.kernel.function
+            "# Written by tilefit: the @triton.autotune configs that fit each arch's shared memory\n# per block. Where they came from is in TILEFIT_SOURCE.\nimport triton\n\nTILEFIT_SOURCE = {{\n    \"tilefit\": {},\n    \"kernel_file\": {},\n    \"kernel_function\": {},\n    \"triton_version\": {},\n}}\n\n",
+            lit(&self.tool.version),
+            lit(&self.kernel.file),
+            lit(&self.kernel.function),
+            lit(&self.triton_version)
         );
         out.push_str("CONFIGS_BY_ARCH = {\n");
         for (arch, lists) in &autotune.by_arch {
             for list in lists {
                 let key = if list.variant.is_empty() {
-                    format!("{arch:?}")
+                    lit(arch)
                 } else {
                     let variant: Vec<String> = list
                         .variant
@@ -186,7 +192,7 @@ impl ConfigExport {
                             )
                         })
                         .collect();
-                    format!("({arch:?}, {:?})", variant.join(" "))
+                    format!("({}, {})", lit(arch), lit(&variant.join(" ")))
                 };
                 if list.configs.is_empty() {
                     let _ = writeln!(
@@ -204,11 +210,33 @@ impl ConfigExport {
         }
         out.push_str("}\n\nDEVICE_ARCH = {\n");
         for (name, arch) in self.device_names.iter().chain(&self.devices) {
-            let _ = writeln!(out, "    {name:?}: {arch:?},");
+            let _ = writeln!(out, "    {}: {},", lit(name), lit(arch));
         }
         out.push_str(PYTHON_LOOKUP);
         Some(out)
     }
+}
+
+/// What a launch passes of a config: the kernel's parameters and compile options, never a spec's
+/// placeholder axes (`kv_dtype`, which picks argument types and stays in the variant). A report
+/// without the parameter list (older tilefit) keeps every value.
+fn launch_values(
+    config: &BTreeMap<String, Value>,
+    parameters: &[String],
+) -> BTreeMap<String, Value> {
+    use crate::input::cache_index::{BACKEND_OPTIONS, PORTABLE_OPTIONS};
+    if parameters.is_empty() {
+        return config.clone();
+    }
+    config
+        .iter()
+        .filter(|(k, _)| {
+            parameters.contains(k)
+                || PORTABLE_OPTIONS.contains(&k.as_str())
+                || BACKEND_OPTIONS.contains(&k.as_str())
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
 }
 
 impl ConfigExport {
@@ -226,7 +254,7 @@ impl ConfigExport {
                 .filter(|r| r.device == target.device)
                 .map(|r| ArchChoice {
                     variant: r.variant.clone(),
-                    config: r.config.clone(),
+                    config: r.config.as_ref().map(|c| launch_values(c, &report.kernel.parameters)),
                     shared_bytes: r.shared_bytes,
                     budget: target.smem_per_block_optin,
                     baseline_fits: r.baseline_fits,
@@ -234,12 +262,10 @@ impl ConfigExport {
                 .collect();
             by_arch.insert(target.arch.clone(), choices);
         }
+        // Every product name of the table, whatever its arch: a lookup by a name whose arch
+        // was not probed then says so (or takes the caller's fallback) instead of not knowing it.
         let mut device_names = BTreeMap::new();
-        for product in table
-            .products()
-            .iter()
-            .filter(|p| by_arch.contains_key(&p.arch))
-        {
+        for product in table.products() {
             for name in std::iter::once(&product.name).chain(&product.aliases) {
                 device_names.insert(name.clone(), product.arch.clone());
             }

@@ -214,10 +214,10 @@ pub struct VerifyArgs {
     #[arg(long)]
     pub launch: bool,
     /// Worker processes (default: the number of cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Seconds one compile may take.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: u64,
     /// How workers start (see probe's `--worker-start`).
     #[arg(long, value_enum, default_value_t = StartArg::Fork, env = "TILEFIT_WORKER_START", hide = true)]
@@ -264,13 +264,13 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 pub struct CompileArgs {
     /// Worker processes (default: the number of cores).
-    #[arg(long, short = 'j', value_name = "N")]
+    #[arg(long, short = 'j', value_name = "N", value_parser = parse_jobs)]
     pub jobs: Option<usize>,
     /// Ignore and do not write the result cache.
     #[arg(long)]
     pub no_cache: bool,
     /// Seconds one compile may take before its worker is killed and the job marked failed.
-    #[arg(long, default_value_t = 300, value_name = "SECONDS")]
+    #[arg(long, default_value_t = 300, value_name = "SECONDS", value_parser = parse_timeout)]
     pub timeout: u64,
     /// Compile through the cubin instead of stopping once shared memory is allocated (slower;
     /// the sizes are the same, which the tests check on every example).
@@ -325,7 +325,7 @@ pub struct PythonArgs {
     /// Triton version for the managed environment (default: the spec's, else tilefit's pinned one).
     /// `probe` takes several, comma-separated (`3.5.1,3.6.0,3.7.1`): every job is compiled with
     /// each, one column group per version in the report.
-    #[arg(long, value_name = "VERSION[,VERSION...]")]
+    #[arg(long, value_name = "VERSION[,VERSION...]", value_parser = parse_triton)]
     pub triton: Option<String>,
 }
 
@@ -417,7 +417,7 @@ pub enum ToolchainAction {
     /// Make the managed environment for a Triton version (pip install triton==VERSION).
     Install {
         /// The Triton version.
-        #[arg(value_name = "VERSION")]
+        #[arg(value_name = "VERSION", value_parser = parse_triton_one)]
         triton_version: String,
     },
 }
@@ -443,4 +443,35 @@ pub struct ExplainArgs {
     /// Print JSON (schema_version 1) instead of prose.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `--triton`: X.Y.Z releases, comma-separated, checked and deduplicated before anything is
+/// provisioned (`3.6` is refused with `3.6.0` suggested).
+fn parse_triton(text: &str) -> Result<String, String> {
+    tilefit_core::compile::toolchain::parse_versions(text)
+        .map(|versions| versions.join(","))
+        .map_err(|e| format!("{e}; {}", e.hint()))
+}
+
+/// One X.Y.Z release.
+fn parse_triton_one(text: &str) -> Result<String, String> {
+    tilefit_core::compile::toolchain::parse_version(text).map_err(|e| format!("{e}; {}", e.hint()))
+}
+
+/// `-j N`: at least one worker.
+fn parse_jobs(text: &str) -> Result<usize, String> {
+    match text.trim().parse::<usize>() {
+        Ok(0) => Err("0 workers would compile nothing: give 1 or more, or leave `-j` out for one per core".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}` is not a number of workers: {e}")),
+    }
+}
+
+/// `--timeout SECONDS`: at least one second.
+fn parse_timeout(text: &str) -> Result<u64, String> {
+    match text.trim().parse::<u64>() {
+        Ok(0) => Err("a timeout of 0 seconds would kill every compile: give 1 or more (the default is 300)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
+    }
 }

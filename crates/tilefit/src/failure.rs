@@ -30,12 +30,14 @@ pub fn hinted(message: impl Into<String>, hint: impl Into<String>) -> anyhow::Er
 }
 
 /// Print an error chain to stderr.
+/// Messages may quote what came from outside (a path, a cache's field), so every line is made
+/// safe for a CI log first.
 pub fn report(error: &anyhow::Error) {
-    eprintln!("error: {error}");
+    crate::output::note(&format!("error: {error}"));
     for cause in error.chain().skip(1) {
-        eprintln!("  Caused by: {cause}");
+        crate::output::note(&format!("  Caused by: {cause}"));
     }
     if let Some(hint) = error.chain().find_map(|e| e.downcast_ref::<Hinted>()) {
-        eprintln!("hint: {}", hint.hint);
+        crate::output::note(&format!("hint: {}", hint.hint));
     }
 }

@@ -121,6 +121,24 @@ pub enum ToolchainError {
         /// The tail of pip's output.
         detail: String,
     },
+    /// A Triton version that is not a release number `X.Y.Z`.
+    #[error("`{given}` is not a Triton release: write X.Y.Z{}", suggestion.as_ref().map(|s| format!(" (did you mean `{s}`?)")).unwrap_or_default())]
+    BadVersion {
+        /// What was given.
+        given: String,
+        /// `X.Y.0` for an `X.Y`.
+        suggestion: Option<String>,
+    },
+    /// `--python` names an interpreter whose Triton is not the version `--triton` asks for.
+    #[error("`{python}` has triton {found}, not the {wanted} that `--triton` asks for")]
+    VersionMismatch {
+        /// The interpreter.
+        python: String,
+        /// Its Triton.
+        found: String,
+        /// The version asked for.
+        wanted: String,
+    },
     /// Filesystem trouble in the cache directory.
     #[error("cannot use the toolchain folder `{path}`: {reason}")]
     Folder {
@@ -148,8 +166,33 @@ impl ToolchainError {
                     "pip reached no package registry (or it has no triton for this platform): check the network, set HTTPS_PROXY or PIP_INDEX_URL behind a proxy, or, offline, pass `--python` with an interpreter that has triton".to_owned()
                 }
             }
-            ToolchainError::Folder { .. } => "set `TILEFIT_CACHE_DIR` to a writable folder".to_owned(),
+            ToolchainError::BadVersion { suggestion, .. } => format!("name a release as PyPI lists it, e.g. `--triton {}`", suggestion.as_deref().unwrap_or(DEFAULT_TRITON_VERSION)),
+            ToolchainError::VersionMismatch { found, .. } => format!("drop `--triton` to use that interpreter's Triton {found}, or drop `--python`/`TILEFIT_PYTHON` to let tilefit provision the version asked for"),
+            ToolchainError::Folder { .. } => "point `TILEFIT_CACHE_DIR` at a writable folder, or unset it to use `~/.cache/tilefit`".to_owned(),
         }
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_release_numbers() {
+        assert_eq!(parse_version(" 3.6.0 ").unwrap(), "3.6.0");
+        match parse_version("3.6") {
+            Err(ToolchainError::BadVersion { suggestion, .. }) => {
+                assert_eq!(suggestion.as_deref(), Some("3.6.0"));
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in ["../../../../x", "3.6.0; rm", "3.6.0.1", "", "3..0", "3.6.0+git"] {
+            assert!(parse_version(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_versions("3.6.0,3.6.0, 3.7.1").unwrap(),
+            vec!["3.6.0".to_owned(), "3.7.1".to_owned()]
+        );
     }
 }
 
@@ -258,6 +301,7 @@ fn venv_python(venv: &Path) -> PathBuf {
 
 /// The managed toolchain for a version, if it is installed and answers.
 pub fn managed(cache_dir: &Path, version: &str) -> Option<Toolchain> {
+    parse_version(version).ok()?;
     let python = venv_python(&managed_dir(cache_dir, version));
     if !python.exists() {
         return None;
@@ -288,13 +332,52 @@ pub fn list_managed(cache_dir: &Path) -> Vec<Toolchain> {
     found
 }
 
+/// A Triton release number as tilefit takes it: `X.Y.Z`, three whole numbers, nothing else (so a
+/// version can name a folder and a pip requirement safely). `3.6` is refused with `3.6.0`
+/// suggested: pip would install 3.6.0 for it, which then answers to another name.
+pub fn parse_version(text: &str) -> Result<String, ToolchainError> {
+    let given = text.trim();
+    let parts: Vec<&str> = given.split('.').collect();
+    let numeric = |p: &&str| !p.is_empty() && p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit());
+    if parts.len() == 3 && parts.iter().all(numeric) {
+        return Ok(given.to_owned());
+    }
+    Err(ToolchainError::BadVersion {
+        given: given.to_owned(),
+        suggestion: (parts.len() == 2 && parts.iter().all(numeric))
+            .then(|| format!("{given}.0")),
+    })
+}
+
+/// A comma-separated list of Triton versions (`--triton 3.6.0,3.7.1`), each checked by
+/// [`parse_version`], repeats dropped, order kept.
+pub fn parse_versions(text: &str) -> Result<Vec<String>, ToolchainError> {
+    let mut versions: Vec<String> = Vec::new();
+    for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+        let version = parse_version(part)?;
+        if !versions.contains(&version) {
+            versions.push(version);
+        }
+    }
+    if versions.is_empty() {
+        return Err(ToolchainError::BadVersion {
+            given: text.to_owned(),
+            suggestion: None,
+        });
+    }
+    Ok(versions)
+}
+
 /// Make sure the managed toolchain for `version` exists, installing it if needed. Each line of
-/// progress (pip's output) goes to `progress`.
+/// progress (pip's output) goes to `progress`. The version must be `X.Y.Z` ([`parse_version`]):
+/// it names a folder and a pip requirement, and may come from a cache written elsewhere.
 pub fn ensure_managed(
     cache_dir: &Path,
     version: &str,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Toolchain, ToolchainError> {
+    let version = parse_version(version)?;
+    let version = version.as_str();
     if let Some(toolchain) = managed(cache_dir, version) {
         return Ok(toolchain);
     }
@@ -481,6 +564,28 @@ pub fn tail(text: &str, max: usize) -> String {
         start += 1;
     }
     format!("...{}", &trimmed[start..])
+}
+
+/// tilefit's cache directory, checked before any work: made when missing, and an error naming
+/// the variable when it is a file or cannot be made.
+pub fn usable_cache_dir() -> Result<PathBuf, ToolchainError> {
+    let dir = default_cache_dir();
+    let from = if std::env::var_os("TILEFIT_CACHE_DIR").is_some() {
+        "TILEFIT_CACHE_DIR"
+    } else {
+        "the cache folder"
+    };
+    if dir.exists() && !dir.is_dir() {
+        return Err(ToolchainError::Folder {
+            path: dir.display().to_string(),
+            reason: format!("{from} names a file, not a folder"),
+        });
+    }
+    std::fs::create_dir_all(&dir).map_err(|e| ToolchainError::Folder {
+        path: dir.display().to_string(),
+        reason: format!("{from} cannot be made: {e}"),
+    })?;
+    Ok(dir)
 }
 
 /// tilefit's cache directory: `TILEFIT_CACHE_DIR`, else `$XDG_CACHE_HOME/tilefit`, else

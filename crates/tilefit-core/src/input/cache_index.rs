@@ -261,6 +261,24 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
         .get("name")
         .and_then(Value::as_str)
         .map_or_else(|| file.trim_end_matches(".json").to_owned(), str::to_owned);
+    // The name picks the IR file and is printed: a Python identifier, as every Triton kernel's
+    // is, or the entry is skipped (shown escaped), never a path or a line of its own.
+    if !is_identifier(&name) {
+        return Err(format!(
+            "field `name` is {:?}, not a kernel name (a Python identifier): the entry is not read",
+            crate::render::escape::control(&truncate(&name, 80))
+        ));
+    }
+    let triton_version = match object.get("triton_version") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(v)) if is_version(v) => Some(v.clone()),
+        Some(other) => {
+            return Err(format!(
+                "field `triton_version` is {}, not a release number X.Y.Z",
+                crate::render::escape::control(&truncate(&other.to_string(), 80))
+            ));
+        }
+    };
     let target: RawTarget = object
         .get("target")
         .cloned()
@@ -279,10 +297,17 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
                 .arch
                 .as_str()
                 .ok_or("a HIP target whose arch is not a string")?;
-            (
-                Backend::Hip,
-                arch.split(':').next().unwrap_or(arch).to_owned(),
-            )
+            let arch = arch.split(':').next().unwrap_or(arch);
+            if !(arch.starts_with("gfx")
+                && arch.len() <= 12
+                && arch[3..].bytes().all(|b| b.is_ascii_alphanumeric()))
+            {
+                return Err(format!(
+                    "field `target.arch` is {:?}, not an AMD arch (gfxNNN)",
+                    crate::render::escape::control(&truncate(arch, 40))
+                ));
+            }
+            (Backend::Hip, arch.to_owned())
         }
         other => return Err(format!("an unknown backend `{other}`")),
     };
@@ -297,6 +322,18 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
         .and_then(Value::as_str)
         .ok_or("metadata without Triton's `hash`")?
         .to_owned();
+    if hash.is_empty() || hash.len() > 128 || !hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(format!(
+            "field `hash` is {:?}, not Triton's hex digest",
+            crate::render::escape::control(&truncate(&hash, 80))
+        ));
+    }
+    // Only files inside the entry's folder are read: a link that leads out is refused.
+    if !stays_inside(folder, &ir) {
+        return Err(format!(
+            "`{name}.ttir` leads outside its cache folder (a link): the entry is not read"
+        ));
+    }
     let mut options = BTreeMap::new();
     for key in PORTABLE_OPTIONS.iter().chain(BACKEND_OPTIONS) {
         if let Some(value) = object.get(*key).filter(|v| !v.is_null()) {
@@ -310,10 +347,7 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
         name,
         entry: folder.to_path_buf(),
         ir,
-        triton_version: object
-            .get("triton_version")
-            .and_then(Value::as_str)
-            .map(str::to_owned),
+        triton_version,
         backend,
         arch,
         warp_size: target.warp_size,
@@ -321,6 +355,41 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
         options,
         hash,
     }))
+}
+
+/// A Python identifier (ASCII, as Triton's kernel names are in practice).
+pub(crate) fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && name.len() <= 512
+}
+
+/// `3.6.0`, or a build of it (`3.6.0+git1a2b3c`, `3.6.0rc1`): digits and dots first, then only
+/// letters, digits, `+`, `-` and `.`; never a path.
+pub(crate) fn is_version(text: &str) -> bool {
+    static VERSION: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}([+\-.]?[A-Za-z0-9]+){0,8}$").expect("literal")
+    });
+    text.len() <= 64 && VERSION.is_match(text)
+}
+
+/// The first `max` characters of a value quoted in a message.
+fn truncate(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    text.chars().take(max).collect::<String>() + "..."
+}
+
+/// Whether `path`, links resolved, is inside `root`.
+pub(crate) fn stays_inside(root: &Path, path: &Path) -> bool {
+    match (root.canonicalize(), path.canonicalize()) {
+        (Ok(root), Ok(path)) => path.starts_with(root),
+        _ => false,
+    }
 }
 
 /// Enough of an IR file to hold its location table and the kernel's signature: the first 8 KiB
@@ -367,7 +436,7 @@ fn source_location(ir: &str) -> Option<String> {
         .file_name()?
         .to_string_lossy()
         .into_owned();
-    Some(format!("{file}:{}", &captures[2]))
+    Some(crate::render::escape::control(&format!("{file}:{}", &captures[2])).into_owned())
 }
 
 /// The arguments of `tt.func public @NAME(...)`.
@@ -402,6 +471,20 @@ mod tests {
 module {
   tt.func public @k(%Q: !tt.ptr<bf16> {tt.divisibility = 16 : i32} loc("Q"(#loc)), %s: f32 loc("s"(#loc)), %arg2: i32 loc("stride"(#loc))) attributes {noinline = false} {
 "#;
+
+    #[test]
+    fn names_and_versions_from_a_cache_are_checked() {
+        assert!(is_identifier("_fwd_kernel"));
+        for bad in ["", "../../outside/x", "k\n::warning::x", "1k", "k.ttir", "k/x"] {
+            assert!(!is_identifier(bad), "{bad}");
+        }
+        for good in ["3.6.0", "3.6.0+git1a2b3c", "3.7.0rc1", "3.5.1.post1"] {
+            assert!(is_version(good), "{good}");
+        }
+        for bad in ["../../../../x", "3.6", "3.6.0/../x", "3.6.0 ; rm", ""] {
+            assert!(!is_version(bad), "{bad}");
+        }
+    }
 
     #[test]
     fn signature_and_location_from_ir() {

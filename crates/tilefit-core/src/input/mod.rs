@@ -9,3 +9,4 @@ pub mod cache_index;
 pub mod config_files;
 pub mod sources;
 pub mod spec;
+pub mod untrusted;

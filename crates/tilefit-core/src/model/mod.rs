@@ -5,6 +5,7 @@
 //! Data only: built by `run`, drawn by `render`.
 
 pub mod diff;
+pub mod identity;
 pub mod listed;
 pub mod matrix;
 pub mod probe;

@@ -142,6 +142,10 @@ pub struct KernelInfo {
     pub function: String,
     /// SHA-256 of the file.
     pub source_sha256: String,
+    /// The `@triton.jit` function's parameter names: what an exported config may hold besides
+    /// compile options (a spec's placeholder axes, such as `kv_dtype`, are not among them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub parameters: Vec<String>,
     /// How its module was loaded: imported, or the kernel extracted from the file (the names
     /// that ran, and why the import failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]

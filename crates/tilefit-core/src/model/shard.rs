@@ -203,21 +203,35 @@ pub fn check_one_run(shards: &[ShardIdentity<'_>]) -> Result<(), String> {
         }
     }
     let count = first.shard.count;
-    let mut seen = vec![false; count];
+    let mut seen = std::collections::BTreeSet::new();
     for shard in shards {
-        let slot = &mut seen[shard.shard.index - 1];
-        if *slot {
+        // Checked when the file was read, and again here: a range error is a message, never a
+        // panic, whoever built the identity.
+        crate::plan::shard::Shard::checked(shard.shard.index, shard.shard.count)
+            .map_err(|problem| format!("shard {}: {problem}", shard.shard.describe()))?;
+        if !seen.insert(shard.shard.index) {
             return Err(format!("shard {} is given twice", shard.shard.describe()));
         }
-        *slot = true;
     }
-    let missing: Vec<String> = (1..=count)
-        .filter(|i| !seen[i - 1])
+    let missing = count - seen.len();
+    if missing == 0 {
+        return Ok(());
+    }
+    // Name the first few missing shards, then count the rest: one short line however many.
+    const NAMED: usize = 5;
+    let named: Vec<String> = (1..=count)
+        .filter(|i| !seen.contains(i))
+        .take(NAMED)
         .map(|i| format!("{i}/{count}"))
         .collect();
-    if missing.is_empty() {
-        Ok(())
+    let rest = if missing > named.len() {
+        format!(" and {} more", missing - named.len())
     } else {
-        Err(format!("shard {} is missing", missing.join(", ")))
-    }
+        String::new()
+    };
+    Err(format!(
+        "{} of {count} shards are missing: {}{rest}",
+        missing,
+        named.join(", ")
+    ))
 }

@@ -9,13 +9,36 @@ use std::collections::{HashMap, HashSet};
 
 use crate::compile::{Job, sha256};
 
-/// Shard `index` of `count` (1-based: `1/3`, `2/3`, `3/3`).
+/// The most shards one run may be split into: far beyond any CI matrix or job array, and small
+/// enough that a shard file from elsewhere cannot make the merge allocate or print without bound.
+pub const MAX_SHARDS: usize = 10_000;
+
+/// Shard `index` of `count` (1-based: `1/3`, `2/3`, `3/3`). Always `1 <= index <= count <=`
+/// [`MAX_SHARDS`]: a shard file read from elsewhere is checked when it is read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "RawShard")]
 pub struct Shard {
     /// Which shard, from 1.
     pub index: usize,
     /// How many shards.
     pub count: usize,
+}
+
+/// A shard as a file holds it, before its range is checked.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawShard {
+    index: usize,
+    count: usize,
+}
+
+impl TryFrom<RawShard> for Shard {
+    type Error = String;
+
+    fn try_from(raw: RawShard) -> Result<Shard, String> {
+        Shard::checked(raw.index, raw.count)
+            .map_err(|problem| format!("field `shard` ({}/{}): {problem}", raw.index, raw.count))
+    }
 }
 
 /// Why a shard could not be read from the command line or the environment.
@@ -53,8 +76,18 @@ impl Shard {
         let (index, count) = text.trim().split_once('/').ok_or_else(syntax)?;
         let index: usize = index.trim().parse().map_err(|_| syntax())?;
         let count: usize = count.trim().parse().map_err(|_| syntax())?;
-        if index == 0 || count == 0 || index > count {
-            return Err(syntax());
+        Shard::checked(index, count).map_err(|_| syntax())
+    }
+
+    /// Shard `index` of `count`, or what is wrong with the pair.
+    pub fn checked(index: usize, count: usize) -> Result<Shard, String> {
+        if count == 0 || count > MAX_SHARDS {
+            return Err(format!(
+                "the shard count must be between 1 and {MAX_SHARDS}"
+            ));
+        }
+        if index == 0 || index > count {
+            return Err(format!("the shard index must be between 1 and {count}"));
         }
         Ok(Shard { index, count })
     }

@@ -4,6 +4,7 @@
 //! decides where it goes. The shared layout (which columns, what a cell says) lives here once, so
 //! the formats differ only in how a table is drawn.
 
+pub mod escape;
 mod html;
 mod markdown;
 mod matrix;
@@ -571,6 +572,8 @@ pub trait Findings {
     fn kernel_source(&self) -> Option<(String, String)> {
         None
     }
+    /// What the report judged, for `--baseline` to refuse another kernel's report.
+    fn subject(&self) -> crate::model::identity::Subject;
 }
 
 /// A finding of the `baseline` and `none-fits` rules: what, on which device, and the detail.
@@ -665,6 +668,10 @@ impl Findings for ProbeReport {
 
     fn kernel_source(&self) -> Option<(String, String)> {
         Some((self.kernel.file.clone(), self.kernel.function.clone()))
+    }
+
+    fn subject(&self) -> crate::model::identity::Subject {
+        crate::model::identity::Subject::of_probe(&self.kernel)
     }
 
     fn shipped_misses(&self, shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
@@ -780,6 +787,10 @@ impl Findings for ProbeReport {
 }
 
 impl Findings for crate::model::replay::ReplayReport {
+    fn subject(&self) -> crate::model::identity::Subject {
+        crate::model::identity::Subject::of_replay(self)
+    }
+
     fn failed_jobs(&self) -> (usize, usize) {
         let failed = self
             .results

@@ -297,6 +297,7 @@ fn report_of(
             function: spec.function.clone(),
             loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
+            parameters: setup.interface.params.iter().map(|p| p.name.clone()).collect(),
         },
         ProbeStats {
             jobs: jobs.len(),
@@ -463,6 +464,7 @@ pub fn probe_shard(
             function: spec.function.clone(),
             loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
+            parameters: setup.interface.params.iter().map(|p| p.name.clone()).collect(),
         },
         interface: setup.interface,
         outcomes: mine

@@ -13,7 +13,8 @@ use tilefit_core::compile::{
 use tilefit_core::device::{Backend, Target};
 
 fn settings(name: &str) -> Settings {
-    let dir = std::env::temp_dir().join(format!("tilefit-loop-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tilefit-loop-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     Settings {
         jobs: 1,

@@ -11,7 +11,8 @@ use tilefit_core::device::{Backend, Target};
 fn fake_worker() -> WorkerCommand {
     let script =
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tilefit/tests/fixtures/fake_worker.py");
-    let scratch = std::env::temp_dir().join(format!("tilefit-pool-test-{}", std::process::id()));
+    let scratch = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("tilefit-pool-test-{}", std::process::id()));
     WorkerCommand::script(PathBuf::from("python3"), script, scratch)
 }
 

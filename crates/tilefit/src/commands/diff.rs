@@ -16,7 +16,24 @@ use crate::failure::hinted;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
     let diffs: Vec<ReportDiff> = match &args.new {
-        Some(new) => vec![diff(&probe_report(&args.old)?, &probe_report(new)?)],
+        Some(new) => {
+            let (old_report, new_report) = (probe_report(&args.old)?, probe_report(new)?);
+            comparable(&old_report, &new_report, &args.old, new)?;
+            let d = diff(&old_report, &new_report);
+            if d.compared == 0 {
+                return Err(hinted(
+                    format!(
+                        "`{}` and `{}` have no (config, arch) in common: {} and {} results, none comparable",
+                        args.old.display(),
+                        new.display(),
+                        old_report.results.len(),
+                        new_report.results.len()
+                    ),
+                    "diff two reports of the same spec (a Triton or kernel upgrade), saved with `--json`",
+                ));
+            }
+            vec![d]
+        }
         None => matrix_report(&args.old)?.diffs,
     };
     match args.json.as_deref() {
@@ -37,10 +54,35 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
     }
     let breaks: usize = diffs.iter().map(|d| d.breaks().len()).sum();
     if breaks > 0 {
-        eprintln!("tilefit: {breaks} configs that fit a device no longer do");
+        crate::output::note(&format!("tilefit: {breaks} configs that fit a device no longer do"));
         return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)
+}
+
+/// Two reports of one kernel, or exit 2 saying what differs (an edited kernel is a note).
+fn comparable(
+    old: &ProbeReport,
+    new: &ProbeReport,
+    old_path: &std::path::Path,
+    new_path: &std::path::Path,
+) -> anyhow::Result<()> {
+    use tilefit_core::model::identity::{Comparison, Subject};
+    match Subject::of_probe(&old.kernel).compare(&Subject::of_probe(&new.kernel)) {
+        Comparison::Same => Ok(()),
+        Comparison::Edited(note) => {
+            crate::output::note(&format!("tilefit: note: {note}"));
+            Ok(())
+        }
+        Comparison::Different(what) => Err(hinted(
+            format!(
+                "`{}` and `{}` are not reports of one kernel: {what}",
+                old_path.display(),
+                new_path.display()
+            ),
+            "diff two reports of the same spec (a Triton or kernel upgrade), saved with `--json`",
+        )),
+    }
 }
 
 fn probe_report(path: &std::path::Path) -> anyhow::Result<ProbeReport> {
@@ -64,10 +106,7 @@ fn probe_report(path: &std::path::Path) -> anyhow::Result<ProbeReport> {
 }
 
 fn matrix_report(path: &std::path::Path) -> anyhow::Result<MatrixReport> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading `{}`", path.display()))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| hinted(format!("`{}` is not JSON: {e}", path.display()), HINT))?;
+    let json = super::output::untrusted_json(path, HINT)?;
     if json.get("kind").and_then(serde_json::Value::as_str) != Some("probe-matrix") {
         return Err(hinted(
             format!(

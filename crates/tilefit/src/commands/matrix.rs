@@ -86,7 +86,7 @@ pub fn run(
     targets: &[TargetDevice],
     versions: &[String],
 ) -> anyhow::Result<u8> {
-    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
+    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone())?;
     let mut reports = Vec::new();
     let mut spec = spec.clone();
     for version in versions {
@@ -94,12 +94,12 @@ pub fn run(
         spec.resolve_module(&toolchain.python)
             .map_err(|e| hinted(e.to_string(), e.hint()))?;
         let spec = &spec;
-        eprintln!(
+        crate::output::note(&format!(
             "tilefit: Triton {} (Python {}, {})",
             toolchain.triton_version,
             toolchain.python_version,
             toolchain.python.display()
-        );
+        ));
         let progress = output::Progress::new();
         let mut on_event = |event: Event| progress.event(event);
         let report = probe::probe(spec, targets, &toolchain, &settings, &mut on_event);

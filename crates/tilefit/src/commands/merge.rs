@@ -54,11 +54,11 @@ pub fn run(args: &MergeArgs) -> anyhow::Result<u8> {
     );
     let report =
         probe::merge(&spec, &targets, &settings, &shards).map_err(super::probe::probe_error)?;
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: merged {} shards: {} jobs",
         shards.len(),
         report.stats.jobs
-    );
+    ));
     output::emit(&report, &args.output)?;
     if let Some(path) = &args.emit_configs {
         output::emit_configs(&report, path)?;
@@ -92,11 +92,11 @@ fn merge_replay(args: &MergeArgs, shards: &[ReplayShardReport]) -> anyhow::Resul
         ),
         other @ replay::ReplayError::Worker { .. } => anyhow::Error::new(other),
     })?;
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: merged {} shards: {} recompiles",
         shards.len(),
         report.stats.jobs
-    );
+    ));
     output::emit(&report, &args.output)?;
     output::finish(&report, &args.output)
 }
@@ -129,7 +129,7 @@ fn write_shard(
         .iter()
         .filter(|o| o.outcome.status == tilefit_core::compile::CompileStatus::Failed)
         .count();
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: shard {shard} compiled {} of the run's {total} jobs{}; merge every shard with `tilefit merge`",
         outcomes.len(),
         if failed > 0 {
@@ -137,7 +137,7 @@ fn write_shard(
         } else {
             String::new()
         }
-    );
+    ));
     Ok(if failed > 0 {
         crate::exit_codes::BAD_INPUT_OR_TOOL_FAILURE
     } else {
@@ -160,9 +160,7 @@ pub fn emit_replay_shard(shard: &ReplayShardReport, path: &str) -> anyhow::Resul
 /// naming the file.
 fn read_shard(path: &Path) -> anyhow::Result<(String, serde_json::Value, PathBuf)> {
     let shown = path.display();
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading `{shown}`"))?;
-    let json: serde_json::Value = serde_json::from_str(&text)
-        .map_err(|e| hinted(format!("`{shown}` is not JSON: {e}"), SHARD_HINT))?;
+    let json = super::output::untrusted_json(path, SHARD_HINT)?;
     let kind = json
         .get("kind")
         .and_then(serde_json::Value::as_str)

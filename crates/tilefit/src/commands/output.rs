@@ -46,7 +46,7 @@ impl Progress {
                     .is_none_or(|t| t.elapsed() >= PLAIN_PROGRESS_EVERY);
                 if due || done == total {
                     self.last_line.set(Some(std::time::Instant::now()));
-                    eprintln!("tilefit: {done}/{total} compiled");
+                    crate::output::note(&format!("tilefit: {done}/{total} compiled"));
                 }
             } else if let Event::Planned { .. } = event {
                 self.last_line.set(Some(std::time::Instant::now()));
@@ -132,7 +132,7 @@ where
     }
     if let (Some(path), Some(html)) = (&args.html, html) {
         std::fs::write(path, html()).with_context(|| format!("writing `{}`", path.display()))?;
-        eprintln!("tilefit: wrote the cliff map to {}", path.display());
+        crate::output::note(&format!("tilefit: wrote the cliff map to {}", path.display()));
     }
     if json != Some("-") {
         let text = if args.format() == OutputFormat::Markdown {
@@ -197,7 +197,7 @@ pub fn emit_configs(
         )
     };
     std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
-    eprintln!("tilefit: wrote {what} to {}", path.display());
+    crate::output::note(&format!("tilefit: wrote {what} to {}", path.display()));
     Ok(())
 }
 
@@ -331,9 +331,11 @@ impl<'a> Gate<'a> {
         let shipped = match &args.shipped {
             None => None,
             Some(path) => {
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("reading `{}`", path.display()))?;
-                Some(serde_json::from_str(&text).map_err(|e| {
+                let json = untrusted_json(
+                    path,
+                    "pass a file written by `tilefit probe --emit-configs FILE.json`",
+                )?;
+                Some(serde_json::from_value(json).map_err(|e| {
                     hinted(
                         format!("`{}` is not a tilefit config export: {e}", path.display()),
                         "pass a file written by `tilefit probe --emit-configs FILE.json`",
@@ -371,16 +373,27 @@ impl SavedReport {
     }
 }
 
+/// A JSON file from elsewhere (a report, a shard, an export), parsed and its strings checked; a
+/// bad one is bad input naming the file and the field, with `hint`.
+pub fn untrusted_json(path: &Path, hint: &str) -> anyhow::Result<serde_json::Value> {
+    use tilefit_core::input::untrusted::{UntrustedError, read_json};
+    read_json(path).map_err(|e| match e {
+        UntrustedError::Io { .. } => anyhow::Error::new(e),
+        UntrustedError::NotJson { .. } => hinted(e.to_string(), hint),
+        UntrustedError::Field { .. } => hinted(
+            e.to_string(),
+            "tilefit never writes such a value: the file was edited or made elsewhere; write it again with tilefit",
+        ),
+    })
+}
+
 /// Read a saved probe or replay report; a file that is not one is bad input naming the file.
 pub fn read_report(path: &Path) -> anyhow::Result<SavedReport> {
     let shown = path.display().to_string();
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading `{shown}`"))?;
-    let json: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        hinted(
-            format!("`{shown}` is not JSON: {e}"),
-            "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
-        )
-    })?;
+    let json = untrusted_json(
+        path,
+        "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
+    )?;
     let not_a_report = |e: serde_json::Error| {
         hinted(
             format!("`{shown}` is not a tilefit report this version reads: {e}"),
@@ -480,15 +493,15 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
         ));
     }
     if known > 0 {
-        eprintln!("tilefit: {known} findings are in the baseline report and do not fail the gate");
+        crate::output::note(&format!("tilefit: {known} findings are in the baseline report and do not fail the gate"));
     }
     if parts.is_empty() {
         return false;
     }
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: gate failed ({total} findings): {}",
         parts.join("; ")
-    );
+    ));
     true
 }
 
@@ -497,6 +510,22 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
 /// read back exits as the run that wrote it did.
 pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
     let rules = Gate::from_args(args)?;
+    if let (Some(old), Some(path)) = (&rules.old, &args.baseline) {
+        use tilefit_core::model::identity::Comparison;
+        match old.subject().compare(&report.subject()) {
+            Comparison::Same => {}
+            Comparison::Edited(note) => crate::output::note(&format!("tilefit: note: {note}")),
+            Comparison::Different(what) => {
+                return Err(hinted(
+                    format!(
+                        "`--baseline {}` is not a report of what this run judged: {what}",
+                        path.display()
+                    ),
+                    "pass the report a run of the same spec (or the same caches) saved with `--json`",
+                ));
+            }
+        }
+    }
     if args.format() == OutputFormat::Github {
         annotate(&rules, report)?;
     }
@@ -507,9 +536,9 @@ pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
 
 fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
     if failed > 0 {
-        eprintln!(
+        crate::output::note(&format!(
             "tilefit: {failed} of {total} jobs failed (worker faults); their cells say FAILED"
-        );
+        ));
         return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
     }
     if gate_failed {
@@ -522,16 +551,7 @@ fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
 /// At most this many annotations per run; the rest are counted.
 const MAX_ANNOTATIONS: usize = 10;
 
-/// GitHub workflow-command escaping: `%`, CR and LF always, `:` and `,` in properties too.
-fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
-}
-
-fn escape_property(text: &str) -> String {
-    escape_data(text).replace(':', "%3A").replace(',', "%2C")
-}
+use tilefit_core::render::escape::{workflow_data as escape_data, workflow_property as escape_property};
 
 /// A path as the repository names it: relative to `GITHUB_WORKSPACE`, else to the working folder.
 fn repository_relative(path: &str) -> String {
@@ -631,7 +651,7 @@ fn annotate(gate: &Gate<'_>, report: &dyn Findings) -> anyhow::Result<()> {
         lines.push(format!("::warning title=tilefit::{rest} more findings are not annotated (at most {MAX_ANNOTATIONS} per run)"));
     }
     if !lines.is_empty() {
-        output::print(&(lines.join("\n") + "\n"))?;
+        output::print_raw(&(lines.join("\n") + "\n"))?;
     }
     Ok(())
 }

@@ -37,14 +37,14 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let toolchain = super::toolchain::select(&args.compile.python, spec.triton.as_deref())?;
     spec.resolve_module(&toolchain.python)
         .map_err(|e| hinted(e.to_string(), e.hint()))?;
-    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone());
+    let settings = crate::settings::from_compile_args(&args.compile, args.worker_script.clone())?;
 
     if let Some(path) = &args.dump_jobs {
         let jobs = probe::plan(&spec, &targets, &toolchain, &settings)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         std::fs::write(path, serde_json::to_string_pretty(&jobs)? + "\n")
             .with_context(|| format!("writing `{}`", path.display()))?;
-        eprintln!("tilefit: wrote {} jobs to {}", jobs.len(), path.display());
+        crate::output::note(&format!("tilefit: wrote {} jobs to {}", jobs.len(), path.display()));
         return Ok(crate::exit_codes::OK);
     }
     let progress = output::Progress::new();
@@ -56,10 +56,10 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         } = &event
             && *to_compile > 0
         {
-            eprintln!(
+            crate::output::note(&format!(
                 "tilefit: {jobs} jobs ({cached} cached); compiling {to_compile} with Triton {} on {} workers",
                 toolchain.triton_version, settings.jobs
-            );
+            ));
         }
         progress.event(event);
     };
@@ -207,7 +207,7 @@ fn judge_under_tuned(
                 continue;
             }
         };
-        eprintln!("tilefit: judging the files tuned with Triton {version} with it too");
+        crate::output::note(&format!("tilefit: judging the files tuned with Triton {version} with it too"));
         let progress = output::Progress::new();
         let mut on_event = |event: Event| progress.event(event);
         let tuned = probe::probe_tuned(spec, targets, &toolchain, settings, &mut on_event);

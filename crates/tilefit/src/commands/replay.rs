@@ -133,15 +133,15 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let targets = fleet(&args.targets)?;
     let shard = super::probe::parse_shard(args.shard.as_deref(), args.output.json.as_deref())?;
     let toolchains = toolchains_for(&index, &args.compile.python)?;
-    let settings = crate::settings::from_compile_args(&args.compile, None);
+    let settings = crate::settings::from_compile_args(&args.compile, None)?;
     let progress = output::Progress::new();
     let mut on_event = |event: Event| progress.event(event);
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
         index.kernels.len(),
         index.entries_scanned,
         targets.len()
-    );
+    ));
     if let Some(shard) = shard {
         let dirs = if args.dirs.is_empty() {
             caches.iter().map(|c| c.display().to_string()).collect()
@@ -200,7 +200,13 @@ pub fn toolchains_for(
     versions
         .into_iter()
         .map(|version| {
-            let wanted = python.triton.clone().or_else(|| version.clone());
+            // With `--python`, only an explicit `--triton` must match it; the versions the cache
+            // records are replayed by that interpreter, with a note.
+            let wanted = if python.python.is_some() {
+                python.triton.clone()
+            } else {
+                python.triton.clone().or_else(|| version.clone())
+            };
             let chosen = super::toolchain::select(
                 &PythonArgs {
                     python: python.python.clone(),
@@ -209,14 +215,14 @@ pub fn toolchains_for(
                 None,
             )?;
             match &version {
-                Some(v) if *v != chosen.triton_version => eprintln!(
+                Some(v) if *v != chosen.triton_version => crate::output::note(&format!(
                     "tilefit: note: kernels produced by Triton {v} are replayed with Triton {}",
                     chosen.triton_version
-                ),
-                None => eprintln!(
+                )),
+                None => crate::output::note(&format!(
                     "tilefit: note: some cache entries do not record their Triton version; replaying them with {}",
                     chosen.triton_version
-                ),
+                )),
                 _ => {}
             }
             Ok((version, chosen))

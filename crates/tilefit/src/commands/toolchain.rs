@@ -51,7 +51,7 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
         }
         ToolchainAction::Install { triton_version } => {
             let t = toolchain::ensure_managed(&cache_dir, triton_version, &mut |line| {
-                eprintln!("  {line}");
+                crate::output::note(&format!("  {line}"));
             })
             .map_err(|e| hinted(e.to_string(), e.hint()))?;
             output::print(&format!(
@@ -71,14 +71,23 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
 pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<Toolchain> {
     if let Some(python) = &args.python {
         let t = toolchain::from_python(python).map_err(|e| hinted(e.to_string(), e.hint()))?;
-        let wanted = args.triton.as_deref().or(spec_version);
-        if let Some(wanted) = wanted.filter(|w| *w != t.triton_version) {
-            eprintln!(
+        // `--triton` names a version: an interpreter with another one is an error, never a run
+        // that silently records another version. The spec's `triton` is a preference: a note.
+        if let Some(wanted) = args.triton.as_deref().filter(|w| *w != t.triton_version) {
+            let e = toolchain::ToolchainError::VersionMismatch {
+                python: python.display().to_string(),
+                found: t.triton_version.clone(),
+                wanted: wanted.to_owned(),
+            };
+            return Err(hinted(e.to_string(), e.hint()));
+        }
+        if let Some(wanted) = spec_version.filter(|w| *w != t.triton_version) {
+            crate::output::note(&format!(
                 "tilefit: note: `{}` has triton {}, not the {wanted} asked for; results record {}",
                 python.display(),
                 t.triton_version,
                 t.triton_version
-            );
+            ));
         }
         return Ok(t);
     }
@@ -87,17 +96,17 @@ pub fn select(args: &PythonArgs, spec_version: Option<&str>) -> anyhow::Result<T
     if args.triton.is_none()
         && let Some(t) = toolchain::from_environment()
     {
-        eprintln!(
+        crate::output::note(&format!(
             "tilefit: using the environment's Triton {} (Python {}, {})",
             t.triton_version,
             t.python_version,
             t.python.display()
-        );
+        ));
         if let Some(wanted) = spec_version.filter(|w| *w != t.triton_version) {
-            eprintln!(
+            crate::output::note(&format!(
                 "tilefit: note: the spec asks for triton {wanted}; results record {}",
                 t.triton_version
-            );
+            ));
         }
         return Ok(t);
     }
@@ -115,13 +124,13 @@ pub fn provisioned(version: &str) -> anyhow::Result<Toolchain> {
     if let Some(t) = toolchain::managed(&cache_dir, version) {
         return Ok(t);
     }
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: installing triton=={version} into {} (once per version)",
         toolchain::toolchains_dir(&cache_dir).display()
-    );
+    ));
     toolchain::ensure_managed(&cache_dir, version, &mut |line| {
         if !line.starts_with("  ") {
-            eprintln!("  {line}");
+            crate::output::note(&format!("  {line}"));
         }
     })
     .map_err(|e| hinted(e.to_string(), e.hint()))

@@ -130,7 +130,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
     }
     let disagreements = report.rows.len() - report.agreed;
     if disagreements > 0 {
-        eprintln!("tilefit: {disagreements} predictions disagree with the driver");
+        crate::output::note(&format!("tilefit: {disagreements} predictions disagree with the driver"));
         return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)
@@ -153,7 +153,7 @@ fn compile(
     binaries: &Path,
     warp: u32,
 ) -> anyhow::Result<Compiled> {
-    let settings = crate::settings::for_verify(args, binaries);
+    let settings = crate::settings::for_verify(args, binaries)?;
     let timeout = settings.job_timeout;
     let progress = Progress::new();
     let mut on_event = |event: Event| progress.event(event);
@@ -239,10 +239,10 @@ fn launch(
     binaries: &Path,
     timeout: Duration,
 ) -> Vec<Option<LaunchOutcome>> {
-    eprintln!(
+    crate::output::note(&format!(
         "tilefit: launching {} configs once each on the GPU",
         cases.len()
-    );
+    ));
     let pool = Pool::new(
         WorkerCommand::embedded(python.to_path_buf(), binaries.join("triton-cache")),
         1,

@@ -94,9 +94,33 @@ pub fn python() -> &'static Path {
     })
 }
 
-/// A fresh, empty folder for one test.
+/// The folder every test's scratch folders live in: under the build's `target/tmp`, never
+/// `/tmp`, one per test process. Folders that earlier test processes left (killed, or kept for a
+/// look after a failure) are removed the first time, once those processes are gone.
+pub fn scratch_root() -> &'static Path {
+    static ROOT: OnceLock<PathBuf> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let base = Path::new(env!("CARGO_TARGET_TMPDIR"));
+        if let Ok(entries) = std::fs::read_dir(base) {
+            for entry in entries.flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let Some(pid) = name.strip_prefix("tilefit-test-") else {
+                    continue;
+                };
+                if !Path::new("/proc").join(pid).exists() {
+                    let _ = std::fs::remove_dir_all(entry.path());
+                }
+            }
+        }
+        let root = base.join(format!("tilefit-test-{}", std::process::id()));
+        std::fs::create_dir_all(&root).unwrap();
+        root
+    })
+}
+
+/// A fresh, empty folder for one test, under [`scratch_root`].
 pub fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("tilefit-test-{}-{name}", std::process::id()));
+    let dir = scratch_root().join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

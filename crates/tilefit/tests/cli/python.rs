@@ -61,6 +61,11 @@ fn the_python_package_reads_the_exports_the_probe_writes() {
         "test_a_datacenter_part_gets_the_deeper_config_the_report_recommends",
         "test_an_unprobed_arch_raises_unless_a_fallback_is_given",
         "test_the_pruner_keeps_exactly_what_the_probe_says_fits_sm_120",
+        "test_each_malformed_export_names_its_file_and_field",
+        "test_configs_hold_kernel_parameters_only",
+        "test_every_product_name_of_the_table_resolves_to_its_arch",
+        "test_no_gpu_is_a_tilefit_error_that_says_what_to_pass",
+        "test_the_prune_hint_names_what_exists",
     ] {
         assert!(
             text.contains(&format!("{name} (")),
@@ -79,7 +84,7 @@ fn pytest_path() -> std::ffi::OsString {
         .unwrap()
         .success();
     if !has {
-        let site = std::env::temp_dir().join("tilefit-test-pytest-site");
+        let site = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pytest-site");
         if !site.join("pytest").exists() {
             let installed = std::process::Command::new(python())
                 .args(["-m", "pip", "install", "--quiet", "--target"])
@@ -197,4 +202,57 @@ fn the_pytest_plugin_replays_what_the_suite_compiled_for_the_fleet() {
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("tilefit explain"), "{}", run.stdout);
     assert!(run.stdout.contains("101376"), "{}", run.stdout);
+}
+
+/// The plugin fails a session whose replay reports a compile error, not only one with a kernel
+/// over budget: a suite that passes, whose cluster kernel (`num_ctas=2`, compiled for sm_90)
+/// Triton refuses to compile for an A100. One line says why; nothing is left in the temp folder.
+#[test]
+fn the_pytest_plugin_fails_a_session_whose_replay_does_not_compile() {
+    let out = scratch("pytest-compile-error");
+    let tmp = scratch("pytest-compile-error-tmp");
+    let env = [
+        ("TILEFIT_CACHE_DIR", out.as_path()),
+        ("TMPDIR", tmp.as_path()),
+    ];
+    let suite = "python/plugin_suite/test_clusters_compile.py";
+    let run = pytest(&["--tilefit-fleet=h100,a100", suite], &env);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 passed"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("copy_kernel  COMPILE-ERROR on sm_80"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("tilefit: failing the session: 1 replays that did not compile or failed"),
+        "{}",
+        run.stdout
+    );
+    let left: Vec<_> = std::fs::read_dir(&tmp).unwrap().collect();
+    assert!(left.is_empty(), "the plugin left {left:?} behind");
+
+    // --tilefit-report-only reports the same, and passes.
+    let run = pytest(
+        &["--tilefit-fleet=h100,a100", "--tilefit-report-only", suite],
+        &env,
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout
+            .contains("--tilefit-report-only: not failing the session"),
+        "{}",
+        run.stdout
+    );
+
+    // A replay that cannot run at all (a fleet tilefit does not know) fails the session too.
+    let run = pytest(&["--tilefit-fleet=no-such-gpu", suite], &env);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("tilefit: failing the session: `tilefit replay` failed (exit 2)"),
+        "{}",
+        run.stdout
+    );
+    assert!(std::fs::read_dir(&tmp).unwrap().next().is_none());
 }

@@ -42,10 +42,7 @@ fn copy_dir(from: &Path, to: &Path) {
 /// Replay `cache`, keeping results under a folder of its own named `results` (reused by the calls
 /// of one test, so a re-run can hit the result cache).
 fn replay(cache: &Path, results: &str, extra: &[&str]) -> Run {
-    let results = std::env::temp_dir().join(format!(
-        "tilefit-test-{}-results-{results}",
-        std::process::id()
-    ));
+    let results = super::scratch_root().join(format!("results-{results}"));
     let mut args = vec![
         "replay",
         cache.to_str().unwrap(),

@@ -187,7 +187,7 @@ fn shards_that_are_not_one_run_are_refused() {
     let missing = merge(&files[..1], &[]);
     assert_eq!(missing.code, 2);
     assert!(
-        missing.stderr.contains("shard 2/2 is missing"),
+        missing.stderr.contains("1 of 2 shards are missing: 2/2"),
         "{}",
         missing.stderr
     );

@@ -1,0 +1,168 @@
+//! Files another machine wrote (saved reports, shards, config exports) read as hostile: before
+//! one is turned into typed data, every string in it is checked, so a path, a name or a version
+//! holding a newline, an escape sequence or a bidirectional override is an error naming the file's
+//! field, never text that reaches a log or generated code. Only fields that carry a compiler's or
+//! a worker's words may hold a newline or a tab. Part of the input stage.
+
+use serde_json::Value;
+
+/// Fields whose text is a message (a compile diagnostic, a worker's stderr): newlines and tabs
+/// are allowed there, no other control character.
+const MESSAGE_FIELDS: &[&str] = &[
+    "message",
+    "diagnostic",
+    "detail",
+    "stderr",
+    "traceback",
+    "reason",
+    "import_error",
+    "error",
+    "fallback",
+];
+
+/// The most strings one file may hold: far above any report tilefit writes (a 10,000-config
+/// sweep has a few hundred thousand).
+const MAX_STRINGS: usize = 20_000_000;
+
+/// Why a file from elsewhere could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum UntrustedError {
+    /// The OS could not read it.
+    #[error("cannot read `{path}`: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not JSON (or nested deeper than serde_json's limit of 128).
+    #[error("`{path}` is not JSON: {detail}")]
+    NotJson {
+        /// The file.
+        path: String,
+        /// serde_json's words.
+        detail: String,
+    },
+    /// A string that no field of its kind may hold.
+    #[error("`{path}`: {detail}")]
+    Field {
+        /// The file.
+        path: String,
+        /// Which field, and what it holds.
+        detail: String,
+    },
+}
+
+/// Read a JSON file another machine may have written: parsed (serde_json refuses nesting deeper
+/// than 128 levels) and every string checked by [`check_strings`].
+pub fn read_json(path: &std::path::Path) -> Result<Value, UntrustedError> {
+    let shown = crate::render::escape::control(&path.display().to_string()).into_owned();
+    let text = std::fs::read(path).map_err(|source| UntrustedError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let json: Value = serde_json::from_slice(&text).map_err(|e| UntrustedError::NotJson {
+        path: shown.clone(),
+        detail: e.to_string(),
+    })?;
+    check_strings(&json).map_err(|detail| UntrustedError::Field {
+        path: shown,
+        detail,
+    })?;
+    Ok(json)
+}
+
+/// Where a value sits in the file, as `results[3].kernel.file`.
+fn field_path(path: &[String]) -> String {
+    if path.is_empty() {
+        return "(the top level)".to_owned();
+    }
+    let mut out = String::new();
+    for part in path {
+        if part.starts_with('[') || out.is_empty() {
+            out.push_str(part);
+        } else {
+            out.push('.');
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+fn forbidden(c: char, message: bool) -> bool {
+    if message && (c == '\n' || c == '\t') {
+        return false;
+    }
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// The first string (or object key) of `value` holding a character no field of its kind may hold:
+/// its field path and the character, as a sentence. `Ok` when there is none.
+pub fn check_strings(value: &Value) -> Result<(), String> {
+    let mut path = Vec::new();
+    let mut seen = 0usize;
+    walk(value, &mut path, false, &mut seen)
+}
+
+fn walk(value: &Value, path: &mut Vec<String>, message: bool, seen: &mut usize) -> Result<(), String> {
+    let bad = |text: &str, path: &[String], message: bool| -> Result<(), String> {
+        match text.chars().find(|c| forbidden(*c, message)) {
+            None => Ok(()),
+            Some(c) => Err(format!(
+                "field `{}` holds the control character U+{:04X}, which no {} may hold",
+                crate::render::escape::control(&field_path(path)),
+                u32::from(c),
+                if message { "message" } else { "name, path or value" }
+            )),
+        }
+    };
+    *seen += 1;
+    if *seen > MAX_STRINGS {
+        return Err(format!("more than {MAX_STRINGS} values: not a file tilefit wrote"));
+    }
+    match value {
+        Value::String(text) => bad(text, path, message),
+        Value::Array(items) => {
+            for (i, item) in items.iter().enumerate() {
+                path.push(format!("[{i}]"));
+                walk(item, path, message, seen)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        Value::Object(map) => {
+            for (key, item) in map {
+                path.push(key.clone());
+                bad(key, path, false)?;
+                walk(item, path, message || MESSAGE_FIELDS.contains(&key.as_str()), seen)?;
+                path.pop();
+            }
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_characters_are_refused_by_field() {
+        let ok = serde_json::json!({"kernel": {"file": "k.py"}, "error": {"diagnostic": "a\n  b"}});
+        assert_eq!(check_strings(&ok), Ok(()));
+        let bad = serde_json::json!({"results": [{}, {"kernel": {"file": "k.py\n::warning::x"}}]});
+        let e = check_strings(&bad).unwrap_err();
+        assert!(e.contains("`results[1].kernel.file`"), "{e}");
+        assert!(e.contains("U+000A"), "{e}");
+        let escape = serde_json::json!({"error": {"message": "x\u{1b}[2J"}});
+        assert!(check_strings(&escape).is_err());
+        let key = serde_json::json!({"by_arch": {"sm_90\n": 1}});
+        assert!(check_strings(&key).unwrap_err().contains("by_arch"));
+    }
+}

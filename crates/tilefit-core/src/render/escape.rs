@@ -1,0 +1,166 @@
+//! Escaping what came from outside, in one place, for every way tilefit's text leaves it: a
+//! terminal or CI log (control characters shown as escapes; a line that would start with `::`,
+//! which GitHub's runner reads as a workflow command, defused), GitHub workflow commands
+//! (`%`, CR, LF, and in properties `:` and `,`), and Python literals in generated code. Markdown
+//! and HTML have their own escapes beside their exporters. Part of the render stage.
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// Whether a character must not reach a log raw: C0 and C1 controls (newlines included), DEL,
+/// the line and paragraph separators, and the bidirectional overrides that make text read other
+/// than it is.
+fn is_unsafe(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// One value from outside, made one line of plain text: every control character (newline, tab,
+/// escape, ...) written as a visible escape (`\n`, `\t`, `\u{1b}`), everything else as it is.
+pub fn control(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(is_unsafe) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if is_unsafe(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A whole text bound for a terminal or a CI log, made safe line by line: control characters
+/// other than the newline and the tab are escaped, and a line whose first non-blank characters
+/// are `::` gets a backslash before them, so no line can act as a GitHub workflow command. The
+/// GitHub exporter's own annotations are the only lines that skip this.
+pub fn log_text(text: &str) -> Cow<'_, str> {
+    let risky = text
+        .chars()
+        .any(|c| c != '\n' && c != '\t' && is_unsafe(c))
+        || text.lines().any(|l| l.trim_start().starts_with("::"));
+    if !risky {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let blank = line.len() - line.trim_start().len();
+        let (indent, rest) = line.split_at(blank);
+        out.push_str(indent);
+        if rest.starts_with("::") {
+            out.push('\\');
+        }
+        for c in rest.chars() {
+            if c != '\t' && is_unsafe(c) {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            } else {
+                out.push(c);
+            }
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A GitHub workflow command's message: `%`, CR and LF escaped as the runner decodes them.
+pub fn workflow_data(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => out.push_str("%25"),
+            '\r' => out.push_str("%0D"),
+            '\n' => out.push_str("%0A"),
+            c if is_unsafe(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A GitHub workflow command's property value (`file=`, `title=`): the message's escapes plus
+/// `:` and `,`, which end a property.
+pub fn workflow_property(text: &str) -> String {
+    workflow_data(text)
+        .replace(':', "%3A")
+        .replace(',', "%2C")
+}
+
+/// A Python string literal holding `text` exactly (a JSON string is one, once `\u` escapes are
+/// all it uses for what Python would read otherwise): generated code carries values only as
+/// literals, never as raw text in code or comments.
+pub fn python_str(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_ascii_graphic() || c == ' ' => out.push(c),
+            c if u32::from(c) <= 0xffff => {
+                let _ = write!(out, "\\u{:04x}", u32::from(c));
+            }
+            c => {
+                let _ = write!(out, "\\U{:08x}", u32::from(c));
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_become_visible_escapes() {
+        assert_eq!(control("plain"), "plain");
+        assert_eq!(
+            control("k\n::warning file=README.md::x\u{1b}[31m"),
+            "k\\n::warning file=README.md::x\\u{1b}[31m"
+        );
+        assert_eq!(control("a\u{202e}b"), "a\\u{202e}b");
+    }
+
+    #[test]
+    fn no_line_of_a_log_text_is_a_workflow_command() {
+        let text = "table\n::warning file=README.md,line=1::pwned\n   ::error::x\nok ::not at start\n";
+        let safe = log_text(text);
+        for line in safe.lines() {
+            assert!(!line.trim_start().starts_with("::"), "{line}");
+        }
+        assert!(safe.contains("\\::warning file=README.md"));
+        assert!(safe.contains("ok ::not at start"));
+        assert_eq!(log_text("a\tb\n"), "a\tb\n");
+        assert_eq!(log_text("a\rb"), "a\\u{d}b");
+    }
+
+    #[test]
+    fn workflow_escapes_follow_the_runner() {
+        assert_eq!(workflow_data("50%\r\nx"), "50%25%0D%0Ax");
+        assert_eq!(workflow_property("a:b,c\n"), "a%3Ab%2Cc%0A");
+    }
+
+    #[test]
+    fn python_literals_are_one_safe_string() {
+        assert_eq!(python_str("k.py"), "\"k.py\"");
+        assert_eq!(
+            python_str("x\"\nimport os  # \\"),
+            "\"x\\\"\\u000aimport os  # \\\\\""
+        );
+        assert_eq!(python_str("é"), "\"\\u00e9\"");
+    }
+}
