@@ -254,7 +254,10 @@ impl ConfigExport {
                 .filter(|r| r.device == target.device)
                 .map(|r| ArchChoice {
                     variant: r.variant.clone(),
-                    config: r.config.as_ref().map(|c| launch_values(c, &report.kernel.parameters)),
+                    config: r
+                        .config
+                        .as_ref()
+                        .map(|c| launch_values(c, &report.kernel.parameters)),
                     shared_bytes: r.shared_bytes,
                     budget: target.smem_per_block_optin,
                     baseline_fits: r.baseline_fits,

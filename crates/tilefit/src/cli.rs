@@ -461,7 +461,10 @@ fn parse_triton_one(text: &str) -> Result<String, String> {
 /// `-j N`: at least one worker.
 fn parse_jobs(text: &str) -> Result<usize, String> {
     match text.trim().parse::<usize>() {
-        Ok(0) => Err("0 workers would compile nothing: give 1 or more, or leave `-j` out for one per core".to_owned()),
+        Ok(0) => Err(
+            "0 workers would compile nothing: give 1 or more, or leave `-j` out for one per core"
+                .to_owned(),
+        ),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("`{text}` is not a number of workers: {e}")),
     }
@@ -470,7 +473,10 @@ fn parse_jobs(text: &str) -> Result<usize, String> {
 /// `--timeout SECONDS`: at least one second.
 fn parse_timeout(text: &str) -> Result<u64, String> {
     match text.trim().parse::<u64>() {
-        Ok(0) => Err("a timeout of 0 seconds would kill every compile: give 1 or more (the default is 300)".to_owned()),
+        Ok(0) => Err(
+            "a timeout of 0 seconds would kill every compile: give 1 or more (the default is 300)"
+                .to_owned(),
+        ),
         Ok(n) => Ok(n),
         Err(e) => Err(format!("`{text}` is not a number of seconds: {e}")),
     }

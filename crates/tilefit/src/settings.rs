@@ -70,6 +70,5 @@ pub fn for_merge(full_compile: bool, read_resources: bool) -> Settings {
 /// tilefit's cache folder, checked before any work (a `TILEFIT_CACHE_DIR` that is a file is named
 /// as such, not blamed on the spec).
 fn cache_dir() -> anyhow::Result<PathBuf> {
-    toolchain::usable_cache_dir()
-        .map_err(|e| crate::failure::hinted(e.to_string(), e.hint()))
+    toolchain::usable_cache_dir().map_err(|e| crate::failure::hinted(e.to_string(), e.hint()))
 }

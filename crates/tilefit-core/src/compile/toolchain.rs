@@ -186,7 +186,14 @@ mod version_tests {
             }
             other => panic!("{other:?}"),
         }
-        for bad in ["../../../../x", "3.6.0; rm", "3.6.0.1", "", "3..0", "3.6.0+git"] {
+        for bad in [
+            "../../../../x",
+            "3.6.0; rm",
+            "3.6.0.1",
+            "",
+            "3..0",
+            "3.6.0+git",
+        ] {
             assert!(parse_version(bad).is_err(), "{bad}");
         }
         assert_eq!(
@@ -344,8 +351,7 @@ pub fn parse_version(text: &str) -> Result<String, ToolchainError> {
     }
     Err(ToolchainError::BadVersion {
         given: given.to_owned(),
-        suggestion: (parts.len() == 2 && parts.iter().all(numeric))
-            .then(|| format!("{given}.0")),
+        suggestion: (parts.len() == 2 && parts.iter().all(numeric)).then(|| format!("{given}.0")),
     })
 }
 

@@ -261,24 +261,7 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
         .get("name")
         .and_then(Value::as_str)
         .map_or_else(|| file.trim_end_matches(".json").to_owned(), str::to_owned);
-    // The name picks the IR file and is printed: a Python identifier, as every Triton kernel's
-    // is, or the entry is skipped (shown escaped), never a path or a line of its own.
-    if !is_identifier(&name) {
-        return Err(format!(
-            "field `name` is {:?}, not a kernel name (a Python identifier): the entry is not read",
-            crate::render::escape::control(&truncate(&name, 80))
-        ));
-    }
-    let triton_version = match object.get("triton_version") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(v)) if is_version(v) => Some(v.clone()),
-        Some(other) => {
-            return Err(format!(
-                "field `triton_version` is {}, not a release number X.Y.Z",
-                crate::render::escape::control(&truncate(&other.to_string(), 80))
-            ));
-        }
-    };
+    let triton_version = checked_identity(&name, object.get("triton_version"))?;
     let target: RawTarget = object
         .get("target")
         .cloned()
@@ -357,6 +340,27 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
     }))
 }
 
+/// The name and the recorded Triton version, checked: the name picks the IR file and is printed,
+/// so it must be a Python identifier, as every Triton kernel's is; the version names a toolchain
+/// folder and a pip requirement, so it must be a release number. Otherwise the entry is skipped,
+/// the value shown escaped.
+fn checked_identity(name: &str, version: Option<&Value>) -> Result<Option<String>, String> {
+    if !is_identifier(name) {
+        return Err(format!(
+            "field `name` is {:?}, not a kernel name (a Python identifier): the entry is not read",
+            crate::render::escape::control(&truncate(name, 80))
+        ));
+    }
+    match version {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(v)) if is_version(v) => Ok(Some(v.clone())),
+        Some(other) => Err(format!(
+            "field `triton_version` is {}, not a release number X.Y.Z",
+            crate::render::escape::control(&truncate(&other.to_string(), 80))
+        )),
+    }
+}
+
 /// A Python identifier (ASCII, as Triton's kernel names are in practice).
 pub(crate) fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
@@ -371,7 +375,8 @@ pub(crate) fn is_identifier(name: &str) -> bool {
 /// letters, digits, `+`, `-` and `.`; never a path.
 pub(crate) fn is_version(text: &str) -> bool {
     static VERSION: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}([+\-.]?[A-Za-z0-9]+){0,8}$").expect("literal")
+        Regex::new(r"^[0-9]{1,6}\.[0-9]{1,6}\.[0-9]{1,6}([+\-.]?[A-Za-z0-9]+){0,8}$")
+            .expect("literal")
     });
     text.len() <= 64 && VERSION.is_match(text)
 }
@@ -475,7 +480,14 @@ module {
     #[test]
     fn names_and_versions_from_a_cache_are_checked() {
         assert!(is_identifier("_fwd_kernel"));
-        for bad in ["", "../../outside/x", "k\n::warning::x", "1k", "k.ttir", "k/x"] {
+        for bad in [
+            "",
+            "../../outside/x",
+            "k\n::warning::x",
+            "1k",
+            "k.ttir",
+            "k/x",
+        ] {
             assert!(!is_identifier(bad), "{bad}");
         }
         for good in ["3.6.0", "3.6.0+git1a2b3c", "3.7.0rc1", "3.5.1.post1"] {

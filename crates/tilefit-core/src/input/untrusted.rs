@@ -109,7 +109,12 @@ pub fn check_strings(value: &Value) -> Result<(), String> {
     walk(value, &mut path, false, &mut seen)
 }
 
-fn walk(value: &Value, path: &mut Vec<String>, message: bool, seen: &mut usize) -> Result<(), String> {
+fn walk(
+    value: &Value,
+    path: &mut Vec<String>,
+    message: bool,
+    seen: &mut usize,
+) -> Result<(), String> {
     let bad = |text: &str, path: &[String], message: bool| -> Result<(), String> {
         match text.chars().find(|c| forbidden(*c, message)) {
             None => Ok(()),
@@ -117,13 +122,19 @@ fn walk(value: &Value, path: &mut Vec<String>, message: bool, seen: &mut usize) 
                 "field `{}` holds the control character U+{:04X}, which no {} may hold",
                 crate::render::escape::control(&field_path(path)),
                 u32::from(c),
-                if message { "message" } else { "name, path or value" }
+                if message {
+                    "message"
+                } else {
+                    "name, path or value"
+                }
             )),
         }
     };
     *seen += 1;
     if *seen > MAX_STRINGS {
-        return Err(format!("more than {MAX_STRINGS} values: not a file tilefit wrote"));
+        return Err(format!(
+            "more than {MAX_STRINGS} values: not a file tilefit wrote"
+        ));
     }
     match value {
         Value::String(text) => bad(text, path, message),
@@ -139,7 +150,12 @@ fn walk(value: &Value, path: &mut Vec<String>, message: bool, seen: &mut usize) 
             for (key, item) in map {
                 path.push(key.clone());
                 bad(key, path, false)?;
-                walk(item, path, message || MESSAGE_FIELDS.contains(&key.as_str()), seen)?;
+                walk(
+                    item,
+                    path,
+                    message || MESSAGE_FIELDS.contains(&key.as_str()),
+                    seen,
+                )?;
                 path.pop();
             }
             Ok(())

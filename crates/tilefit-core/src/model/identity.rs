@@ -65,8 +65,16 @@ impl Subject {
             } => format!("a probe of `{function}` in {file_name}"),
             Subject::Replay { kernels } => {
                 let names: Vec<&str> = kernels.iter().take(4).map(String::as_str).collect();
-                let more = if kernels.len() > names.len() { ", ..." } else { "" };
-                format!("a replay of {} kernels ({}{more})", kernels.len(), names.join(", "))
+                let more = if kernels.len() > names.len() {
+                    ", ..."
+                } else {
+                    ""
+                };
+                format!(
+                    "a replay of {} kernels ({}{more})",
+                    kernels.len(),
+                    names.join(", ")
+                )
             }
         }
     }
@@ -159,7 +167,13 @@ mod tests {
             kernels: names.iter().map(|n| (*n).to_owned()).collect(),
         };
         assert!(matches!(a.compare(&r(&["k"])), Comparison::Different(_)));
-        assert!(matches!(r(&["a"]).compare(&r(&["b"])), Comparison::Different(_)));
-        assert!(matches!(r(&["a", "b"]).compare(&r(&["b"])), Comparison::Edited(_)));
+        assert!(matches!(
+            r(&["a"]).compare(&r(&["b"])),
+            Comparison::Different(_)
+        ));
+        assert!(matches!(
+            r(&["a", "b"]).compare(&r(&["b"])),
+            Comparison::Edited(_)
+        ));
     }
 }

@@ -177,6 +177,9 @@ impl ReplayShardReport {
     }
 }
 
+/// How many missing shards an error names before it counts the rest.
+const NAMED_MISSING: usize = 5;
+
 /// Every shard of one run, each once; else what is wrong, in words.
 pub fn check_one_run(shards: &[ShardIdentity<'_>]) -> Result<(), String> {
     let Some(first) = shards.first() else {
@@ -218,10 +221,9 @@ pub fn check_one_run(shards: &[ShardIdentity<'_>]) -> Result<(), String> {
         return Ok(());
     }
     // Name the first few missing shards, then count the rest: one short line however many.
-    const NAMED: usize = 5;
     let named: Vec<String> = (1..=count)
         .filter(|i| !seen.contains(i))
-        .take(NAMED)
+        .take(NAMED_MISSING)
         .map(|i| format!("{i}/{count}"))
         .collect();
     let rest = if missing > named.len() {

@@ -44,9 +44,7 @@ pub fn control(text: &str) -> Cow<'_, str> {
 /// are `::` gets a backslash before them, so no line can act as a GitHub workflow command. The
 /// GitHub exporter's own annotations are the only lines that skip this.
 pub fn log_text(text: &str) -> Cow<'_, str> {
-    let risky = text
-        .chars()
-        .any(|c| c != '\n' && c != '\t' && is_unsafe(c))
+    let risky = text.chars().any(|c| c != '\n' && c != '\t' && is_unsafe(c))
         || text.lines().any(|l| l.trim_start().starts_with("::"));
     if !risky {
         return Cow::Borrowed(text);
@@ -93,9 +91,7 @@ pub fn workflow_data(text: &str) -> String {
 /// A GitHub workflow command's property value (`file=`, `title=`): the message's escapes plus
 /// `:` and `,`, which end a property.
 pub fn workflow_property(text: &str) -> String {
-    workflow_data(text)
-        .replace(':', "%3A")
-        .replace(',', "%2C")
+    workflow_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// A Python string literal holding `text` exactly (a JSON string is one, once `\u` escapes are
@@ -137,7 +133,8 @@ mod tests {
 
     #[test]
     fn no_line_of_a_log_text_is_a_workflow_command() {
-        let text = "table\n::warning file=README.md,line=1::pwned\n   ::error::x\nok ::not at start\n";
+        let text =
+            "table\n::warning file=README.md,line=1::pwned\n   ::error::x\nok ::not at start\n";
         let safe = log_text(text);
         for line in safe.lines() {
             assert!(!line.trim_start().starts_with("::"), "{line}");

@@ -44,7 +44,8 @@ impl Exporter<ProbeReport> for Terminal {
     fn export(&self, report: &ProbeReport) -> String {
         let mut out = format!(
             "{} in {}: shared memory per block, compiled for each target arch\n",
-            report.kernel.function, report.kernel.file
+            report.kernel.function,
+            super::escape::control(&report.kernel.file)
         );
         let varying = super::varying_axes(report);
         let fixed = super::fixed_settings(report, &varying);

@@ -297,7 +297,12 @@ fn report_of(
             function: spec.function.clone(),
             loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
-            parameters: setup.interface.params.iter().map(|p| p.name.clone()).collect(),
+            parameters: setup
+                .interface
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
         },
         ProbeStats {
             jobs: jobs.len(),
@@ -464,7 +469,12 @@ pub fn probe_shard(
             function: spec.function.clone(),
             loaded: setup.interface.loaded.clone(),
             source_sha256: setup.source_sha256,
-            parameters: setup.interface.params.iter().map(|p| p.name.clone()).collect(),
+            parameters: setup
+                .interface
+                .params
+                .iter()
+                .map(|p| p.name.clone())
+                .collect(),
         },
         interface: setup.interface,
         outcomes: mine

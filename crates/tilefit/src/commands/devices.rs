@@ -340,7 +340,9 @@ fn live(table: &DeviceTable, json: bool) -> anyhow::Result<u8> {
         output::print(&out)?;
     }
     if disagreements > 0 {
-        crate::output::note(&format!("tilefit: {disagreements} driver values disagree with the device table"));
+        crate::output::note(&format!(
+            "tilefit: {disagreements} driver values disagree with the device table"
+        ));
         return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)

@@ -54,7 +54,9 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
     }
     let breaks: usize = diffs.iter().map(|d| d.breaks().len()).sum();
     if breaks > 0 {
-        crate::output::note(&format!("tilefit: {breaks} configs that fit a device no longer do"));
+        crate::output::note(&format!(
+            "tilefit: {breaks} configs that fit a device no longer do"
+        ));
         return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)

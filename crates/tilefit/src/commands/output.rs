@@ -132,7 +132,10 @@ where
     }
     if let (Some(path), Some(html)) = (&args.html, html) {
         std::fs::write(path, html()).with_context(|| format!("writing `{}`", path.display()))?;
-        crate::output::note(&format!("tilefit: wrote the cliff map to {}", path.display()));
+        crate::output::note(&format!(
+            "tilefit: wrote the cliff map to {}",
+            path.display()
+        ));
     }
     if json != Some("-") {
         let text = if args.format() == OutputFormat::Markdown {
@@ -493,7 +496,9 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
         ));
     }
     if known > 0 {
-        crate::output::note(&format!("tilefit: {known} findings are in the baseline report and do not fail the gate"));
+        crate::output::note(&format!(
+            "tilefit: {known} findings are in the baseline report and do not fail the gate"
+        ));
     }
     if parts.is_empty() {
         return false;
@@ -551,7 +556,9 @@ fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
 /// At most this many annotations per run; the rest are counted.
 const MAX_ANNOTATIONS: usize = 10;
 
-use tilefit_core::render::escape::{workflow_data as escape_data, workflow_property as escape_property};
+use tilefit_core::render::escape::{
+    workflow_data as escape_data, workflow_property as escape_property,
+};
 
 /// A path as the repository names it: relative to `GITHUB_WORKSPACE`, else to the working folder.
 fn repository_relative(path: &str) -> String {

@@ -44,7 +44,11 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         std::fs::write(path, serde_json::to_string_pretty(&jobs)? + "\n")
             .with_context(|| format!("writing `{}`", path.display()))?;
-        crate::output::note(&format!("tilefit: wrote {} jobs to {}", jobs.len(), path.display()));
+        crate::output::note(&format!(
+            "tilefit: wrote {} jobs to {}",
+            jobs.len(),
+            path.display()
+        ));
         return Ok(crate::exit_codes::OK);
     }
     let progress = output::Progress::new();
@@ -207,7 +211,9 @@ fn judge_under_tuned(
                 continue;
             }
         };
-        crate::output::note(&format!("tilefit: judging the files tuned with Triton {version} with it too"));
+        crate::output::note(&format!(
+            "tilefit: judging the files tuned with Triton {version} with it too"
+        ));
         let progress = output::Progress::new();
         let mut on_event = |event: Event| progress.event(event);
         let tuned = probe::probe_tuned(spec, targets, &toolchain, settings, &mut on_event);

@@ -130,7 +130,9 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
     }
     let disagreements = report.rows.len() - report.agreed;
     if disagreements > 0 {
-        crate::output::note(&format!("tilefit: {disagreements} predictions disagree with the driver"));
+        crate::output::note(&format!(
+            "tilefit: {disagreements} predictions disagree with the driver"
+        ));
         return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)

@@ -7,6 +7,7 @@ mod extract;
 mod faults;
 mod field;
 mod github;
+mod hostile;
 mod listed;
 mod live;
 mod probe;
@@ -124,6 +125,11 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// A file of the repository, by its path from the root.
+pub fn repo_file(path: &str) -> String {
+    format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
 }
 
 /// A fixture's path.

@@ -250,7 +250,8 @@ fn the_pytest_plugin_fails_a_session_whose_replay_does_not_compile() {
     let run = pytest(&["--tilefit-fleet=no-such-gpu", suite], &env);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     assert!(
-        run.stdout.contains("tilefit: failing the session: `tilefit replay` failed (exit 2)"),
+        run.stdout
+            .contains("tilefit: failing the session: `tilefit replay` failed (exit 2)"),
         "{}",
         run.stdout
     );
