@@ -191,7 +191,9 @@ fn the_action_installs_tilefit_and_runs_the_installed_binary() {
     let uses = workflow["jobs"]["tilefit"]["steps"][1]["uses"]
         .as_str()
         .unwrap();
-    assert!(uses.ends_with("/tilefit@main"), "{uses}");
+    // A release tag, never a branch that moves under the user.
+    assert!(uses.ends_with("/tilefit@v0.1.0"), "{uses}");
+    assert_eq!(workflow["permissions"]["contents"], "read");
     assert_eq!(
         workflow["jobs"]["tilefit"]["steps"][1]["with"]["fail-on"],
         "baseline,none-fits"
@@ -229,7 +231,8 @@ fn completions_a_man_page_and_progress_without_a_terminal() {
 }
 
 /// The sharded examples: a GitHub Actions matrix with a merge job, and a Kubernetes Indexed Job.
-/// Both parse, install the published wheel, and pass only flags the commands take.
+/// Both parse, install a pinned tilefit (never a bare name from the public index), and pass only
+/// flags the commands take.
 #[test]
 fn the_sharded_examples_parse_and_use_real_flags() {
     let probe_help = tilefit_with(&["probe", "--help"], None, &[]).stdout;
@@ -258,7 +261,7 @@ fn the_sharded_examples_parse_and_use_real_flags() {
     };
     for (job, help) in [("probe", &probe_help), ("merge", &merge_help)] {
         let run = steps(job);
-        assert!(run.contains("pip install tilefit"), "{run}");
+        assert!(run.contains("pip install \"$TILEFIT_PIP\""), "{run}");
         for flag in run.split_whitespace().filter(|w| w.starts_with("--")) {
             assert!(help.contains(flag), "{flag} is not a `tilefit {job}` flag");
         }
@@ -275,7 +278,8 @@ fn the_sharded_examples_parse_and_use_real_flags() {
         job["spec"]["completions"].as_u64().unwrap().to_string()
     );
     let command = container["args"][0].as_str().unwrap();
-    assert!(command.contains("pip install --quiet tilefit"), "{command}");
+    assert!(command.contains("pip install --quiet \"${TILEFIT_WHEEL}\""), "{command}");
+    assert!(text.contains("TILEFIT_WHEEL"), "{text}");
     assert!(command.contains("--shard auto"), "{command}");
     for flag in command
         .split_whitespace()
@@ -286,4 +290,59 @@ fn the_sharded_examples_parse_and_use_real_flags() {
             "{flag} is not a `tilefit probe` flag"
         );
     }
+}
+
+/// Every CI example installs a pinned tilefit, never a bare `pip install tilefit` from the public
+/// index (whoever takes that name would run code in users' CI), sets `permissions:`, runs on
+/// `pull_request` rather than `pull_request_target`, and the replay job's artifact comes from a
+/// job of the same workflow.
+#[test]
+fn the_ci_examples_install_a_pinned_tilefit_with_read_only_permissions() {
+    let bare = regex::Regex::new(r"pip install (--quiet )?tilefit(\s|$|==)").unwrap();
+    for name in [
+        "examples/ci/tilefit.yml",
+        "examples/ci/tilefit-sharded.yml",
+        "examples/ci/tilefit-action.yml",
+        "examples/k8s/tilefit-indexed-job.yaml",
+        "action.yml",
+    ] {
+        let text = std::fs::read_to_string(repository().join(name)).unwrap();
+        for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+            assert!(!bare.is_match(line), "{name}: {line}");
+            assert!(!line.contains("pull_request_target"), "{name}: {line}");
+        }
+        if name.starts_with("examples/ci/") {
+            let workflow: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+            assert_eq!(workflow["permissions"]["contents"], "read", "{name}");
+        }
+    }
+    let text = std::fs::read_to_string(repository().join("examples/ci/tilefit.yml")).unwrap();
+    let workflow: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    assert!(
+        workflow["env"]["TILEFIT_PIP"]
+            .as_str()
+            .unwrap()
+            .starts_with("tilefit @ git+https://"),
+        "{text}"
+    );
+    let replay = &workflow["jobs"]["replay"];
+    let upstream = replay["needs"].as_str().unwrap();
+    let uploads = workflow["jobs"][upstream]["steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .any(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
+                && s["with"]["name"] == "triton-cache"
+        });
+    assert!(uploads, "the replay job's `needs` job uploads `triton-cache`");
+    let downloads = replay["steps"].as_sequence().unwrap().iter().any(|s| {
+        s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/download-artifact@"))
+            && s["with"]["name"] == "triton-cache"
+    });
+    assert!(downloads);
 }
