@@ -47,10 +47,6 @@ class TableMismatch(UserWarning):
 
 SCHEMA_VERSION = 1
 
-# serde_json refuses nesting deeper than this; so does the package, instead of a RecursionError.
-_MAX_DEPTH = 128
-
-
 def load(path):
     """Read an ``--emit-configs`` JSON export. Every malformed file (unreadable, not UTF-8, not
     JSON, nested too deep, another schema, a field of the wrong shape) raises a
@@ -68,39 +64,17 @@ def load(path):
             f"{path}: is not UTF-8 text (byte {e.start}): pass the JSON file "
             "`tilefit probe --emit-configs FILE.json` wrote"
         ) from e
-    _check_depth(text, path)
     try:
         data = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as e:
+    except json.JSONDecodeError as e:
         raise BadExport(
             f"{path}: is not JSON ({e}): pass the file `tilefit probe --emit-configs FILE.json` wrote"
         ) from e
+    except RecursionError as e:
+        raise BadExport(
+            f"{path}: is nested too deeply to be an export tilefit wrote ({e})"
+        ) from e
     return Choices(data, path)
-
-
-def _check_depth(text, path):
-    """Refuse nesting deeper than ``_MAX_DEPTH`` before the parser recurses into it."""
-    depth = deepest = 0
-    in_string = escaped = False
-    for c in text:
-        if in_string:
-            if escaped:
-                escaped = False
-            elif c == "\\":
-                escaped = True
-            elif c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-        elif c in "[{":
-            depth += 1
-            deepest = max(deepest, depth)
-            if deepest > _MAX_DEPTH:
-                raise BadExport(
-                    f"{path}: is nested deeper than {_MAX_DEPTH} levels: not an export tilefit wrote"
-                )
-        elif c in "]}":
-            depth -= 1
 
 
 def _field(path, where, what):
@@ -260,7 +234,14 @@ class Choices:
                 f"{arch} was not probed: {self.path} has {', '.join(self.archs)}. Probe it "
                 f"(`tilefit probe SPEC --targets {arch} --emit-configs ...`) or pass fallback="
             )
-        entry = self._variant(entries, variant, arch)
+        try:
+            entry = self._variant(entries, variant, arch)
+        except NotProbed:
+            # A variant this arch was not probed for has no answer either; an ambiguous question
+            # (several variants, none named) is the caller's to fix and still raises.
+            if fallback is not _MISSING and variant is not None:
+                return {"variant": variant, "config": fallback, "fallback": True}
+            raise
         if entry["config"] is None:
             raise NoConfigFits(
                 f"no swept config of {self.kernel.get('function', 'the kernel')} compiles and fits {arch} "

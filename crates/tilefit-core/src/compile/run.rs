@@ -93,9 +93,25 @@ pub enum Event {
 /// can neither hide a compile nor fill the user's.
 pub struct Scratch {
     path: PathBuf,
+    /// Left in place when dropped: its owner removes it later.
+    kept: bool,
 }
 
 impl Scratch {
+    /// The scratch of a run with `settings`: where binaries are kept (`verify`), Triton's cache
+    /// beside them, kept, so the launches that follow find every compiled kernel there (a JIT
+    /// launch of the same specialization is a cache hit instead of a second compile); else a fresh
+    /// folder under tilefit's cache, removed when dropped.
+    pub fn for_run(settings: &Settings, label: &str) -> Scratch {
+        match &settings.binaries {
+            Some(binaries) => Scratch {
+                path: binaries.join("triton-cache"),
+                kept: true,
+            },
+            None => Scratch::new(&settings.cache_dir, label),
+        }
+    }
+
     /// A fresh folder under tilefit's cache, unique to this process and `label`.
     pub fn new(cache_dir: &Path, label: &str) -> Scratch {
         let nanos = std::time::SystemTime::now()
@@ -104,7 +120,7 @@ impl Scratch {
         let path = cache_dir
             .join("scratch")
             .join(format!("{label}-{}-{nanos}", std::process::id()));
-        Scratch { path }
+        Scratch { path, kept: false }
     }
 
     /// Its path.
@@ -115,6 +131,9 @@ impl Scratch {
 
 impl Drop for Scratch {
     fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
         let _ = std::fs::remove_dir_all(&self.path);
     }
 }

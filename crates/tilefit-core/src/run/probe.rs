@@ -212,7 +212,7 @@ fn sweep(
     keep: impl FnOnce(&Planned) -> Vec<bool>,
 ) -> Result<ProbeReport, ProbeError> {
     let started = Instant::now();
-    let scratch = Scratch::new(&settings.cache_dir, "probe");
+    let scratch = Scratch::for_run(settings, "probe");
     let pool = compile::pool_for(toolchain, settings, &scratch);
     let setup = setup(spec, toolchain, settings, &pool)?;
     let mut planned = plan_sweep(spec, targets, &setup, settings)?;

@@ -287,30 +287,56 @@ pub fn replay_cases(report: &ReplayReport, warp_size: u32) -> (Vec<Case>, Vec<St
     cases_of(compiled, warp_size)
 }
 
-/// Launch every case that carries a launch request, one after another on one worker.
-pub fn launch_all(pool: &crate::compile::Pool, cases: &[Case]) -> Vec<Option<LaunchOutcome>> {
-    cases
-        .iter()
-        .map(|case| {
-            let request = case.launch.clone()?;
-            Some(match pool.request(&request) {
-                Ok(reply) => match reply.error {
-                    Some(error) => LaunchOutcome {
-                        launched: false,
-                        error: Some(format!("{}: {}", error.kind, error.message)),
-                    },
-                    None => LaunchOutcome {
-                        launched: reply.body.launched.unwrap_or(false),
-                        error: reply.body.launch_error,
-                    },
-                },
-                Err(fault) => LaunchOutcome {
-                    launched: false,
-                    error: Some(fault.to_string()),
-                },
-            })
-        })
-        .collect()
+/// Launch every case that carries a launch request, on `threads` workers at once (each launch
+/// JIT-compiles its config in its worker, so one worker would serialize every compile); the
+/// outcomes come back in case order.
+pub fn launch_all(
+    pool: &crate::compile::Pool,
+    cases: &[Case],
+    threads: usize,
+) -> Vec<Option<LaunchOutcome>> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let outcomes: Mutex<Vec<Option<LaunchOutcome>>> = Mutex::new(vec![None; cases.len()]);
+    let launching = cases.iter().filter(|c| c.launch.is_some()).count();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, launching.max(1)) {
+            scope.spawn(|| {
+                loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(index) else {
+                        break;
+                    };
+                    let Some(request) = case.launch.clone() else {
+                        continue;
+                    };
+                    let outcome = launch_one(pool, &request);
+                    outcomes.lock().expect("launch lock")[index] = Some(outcome);
+                }
+            });
+        }
+    });
+    outcomes.into_inner().expect("launch lock")
+}
+
+fn launch_one(pool: &crate::compile::Pool, request: &Request) -> LaunchOutcome {
+    match pool.request(request) {
+        Ok(reply) => match reply.error {
+            Some(error) => LaunchOutcome {
+                launched: false,
+                error: Some(format!("{}: {}", error.kind, error.message)),
+            },
+            None => LaunchOutcome {
+                launched: reply.body.launched.unwrap_or(false),
+                error: reply.body.launch_error,
+            },
+        },
+        Err(fault) => LaunchOutcome {
+            launched: false,
+            error: Some(fault.to_string()),
+        },
+    }
 }
 
 /// Put every case before the driver; `launches` (one per case, from [`launch_all`]) join the

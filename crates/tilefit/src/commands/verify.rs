@@ -183,7 +183,7 @@ fn compile(
             );
             let launches = if args.launch {
                 progress.finish();
-                launch(&cases, &toolchain.python, binaries, timeout)
+                launch(&cases, &toolchain.python, binaries, timeout, settings.jobs)
             } else {
                 Vec::new()
             };
@@ -234,23 +234,25 @@ fn compile(
     Ok(compiled)
 }
 
-/// Launch every case once, on one worker of the toolchain's Python (it needs torch and the GPU).
+/// Launch every case once, on `jobs` workers of the toolchain's Python at once (it needs torch
+/// and the GPU; each worker holds its own CUDA context).
 fn launch(
     cases: &[Case],
     python: &Path,
     binaries: &Path,
     timeout: Duration,
+    jobs: usize,
 ) -> Vec<Option<LaunchOutcome>> {
     crate::output::note(&format!(
-        "tilefit: launching {} configs once each on the GPU",
+        "tilefit: launching {} configs once each on the GPU, {jobs} at a time",
         cases.len()
     ));
     let pool = Pool::new(
         WorkerCommand::embedded(python.to_path_buf(), binaries.join("triton-cache")),
-        1,
+        jobs,
         timeout,
     );
-    verify::launch_all(&pool, cases)
+    verify::launch_all(&pool, cases, jobs)
 }
 
 fn judge_all(
