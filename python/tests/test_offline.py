@@ -109,12 +109,18 @@ class HostileExports(unittest.TestCase):
         return message
 
     def test_each_malformed_export_names_its_file_and_field(self):
-        self.assertIn("not UTF-8", self._load("latin1.json", b"\xff{\"by_arch\": {}}"))
-        self.assertIn("nested too deeply", self._load("deep.json", b"[" * 100000 + b"]" * 100000))
-        self.assertIn("`by_arch`", self._load("int.json", {"schema_version": 1, "by_arch": 5}))
+        self.assertIn("not UTF-8", self._load("latin1.json", b'\xff{"by_arch": {}}'))
+        self.assertIn(
+            "nested too deeply", self._load("deep.json", b"[" * 100000 + b"]" * 100000)
+        )
+        self.assertIn(
+            "`by_arch`", self._load("int.json", {"schema_version": 1, "by_arch": 5})
+        )
         self.assertIn(
             "`devices`",
-            self._load("list.json", {"schema_version": 1, "by_arch": {}, "devices": ["h100"]}),
+            self._load(
+                "list.json", {"schema_version": 1, "by_arch": {}, "devices": ["h100"]}
+            ),
         )
         self.assertIn(
             "`schema_version` is 999",
@@ -124,7 +130,10 @@ class HostileExports(unittest.TestCase):
             "`by_arch.sm_90[0].config`",
             self._load(
                 "config.json",
-                {"schema_version": 1, "by_arch": {"sm_90": [{"variant": {}, "config": 3}]}},
+                {
+                    "schema_version": 1,
+                    "by_arch": {"sm_90": [{"variant": {}, "config": 3}]},
+                },
             ),
         )
         self.assertIn("not JSON", self._load("garbled.json", b"{"))
@@ -153,11 +162,15 @@ class NamesAndFallbacks(unittest.TestCase):
             self.assertIn("sm_121 was not probed", str(raised.exception))
             fallback = {"BLOCK_N": 32, "num_stages": 1}
             self.assertEqual(
-                self.choices.config_for(variant=self.fp8, device=name, fallback=fallback),
+                self.choices.config_for(
+                    variant=self.fp8, device=name, fallback=fallback
+                ),
                 fallback,
             )
         self.assertEqual(
-            self.choices.config_for(variant=self.fp8, device="rtx-9999", fallback={"x": 1}),
+            self.choices.config_for(
+                variant=self.fp8, device="rtx-9999", fallback={"x": 1}
+            ),
             {"x": 1},
         )
 

@@ -47,6 +47,7 @@ class TableMismatch(UserWarning):
 
 SCHEMA_VERSION = 1
 
+
 def load(path):
     """Read an ``--emit-configs`` JSON export. Every malformed file (unreadable, not UTF-8, not
     JSON, nested too deep, another schema, a field of the wrong shape) raises a
@@ -115,7 +116,9 @@ def _validate(data, path):
         )
     by_arch = data["by_arch"]
     if not isinstance(by_arch, dict):
-        raise _field(path, "by_arch", f"is a {type(by_arch).__name__}, not an object of archs")
+        raise _field(
+            path, "by_arch", f"is a {type(by_arch).__name__}, not an object of archs"
+        )
     for arch, entries in by_arch.items():
         if not isinstance(entries, list):
             raise _field(path, f"by_arch.{arch}", "is not a list of choices")
@@ -125,10 +128,14 @@ def _validate(data, path):
                 raise _field(path, where, "is not an object")
             if not isinstance(entry.get("variant", {}), dict):
                 raise _field(path, f"{where}.variant", "is not an object")
-            if entry.get("config") is not None and not isinstance(entry["config"], dict):
+            if entry.get("config") is not None and not isinstance(
+                entry["config"], dict
+            ):
                 raise _field(path, f"{where}.config", "is neither an object nor null")
             budget = entry.get("budget")
-            if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool)):
+            if budget is not None and (
+                not isinstance(budget, int) or isinstance(budget, bool)
+            ):
                 raise _field(path, f"{where}.budget", "is not a whole number of bytes")
     devices = _str_map(data, "devices", path)
     names = _str_map(data, "device_names", path)
@@ -137,7 +144,9 @@ def _validate(data, path):
         raise _field(path, "kernel", "is not an object")
     autotune = data.get("autotune")
     if autotune is not None:
-        if not isinstance(autotune, dict) or not isinstance(autotune.get("by_arch"), dict):
+        if not isinstance(autotune, dict) or not isinstance(
+            autotune.get("by_arch"), dict
+        ):
             raise _field(path, "autotune.by_arch", "is not an object of archs")
         for arch, lists in autotune["by_arch"].items():
             if not isinstance(lists, list) or not all(
@@ -146,7 +155,9 @@ def _validate(data, path):
                 and isinstance(x.get("variant", {}), dict)
                 for x in lists
             ):
-                raise _field(path, f"autotune.by_arch.{arch}", "is not a list of pruned lists")
+                raise _field(
+                    path, f"autotune.by_arch.{arch}", "is not a list of pruned lists"
+                )
     return by_arch, devices, names, kernel
 
 

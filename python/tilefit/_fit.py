@@ -193,7 +193,7 @@ def fit(kernel, candidates, *args, **kwargs):
     except NoDevice as e:
         raise NoDevice(
             f"tilefit.fit compiles for the device the code runs on, and there is none here ({e}). "
-            'Offline, export the choices with `tilefit probe --emit-configs fix.json` and ask '
+            "Offline, export the choices with `tilefit probe --emit-configs fix.json` and ask "
             'tilefit.load("fix.json").config_for(device="sm_120")'
         ) from e
     budget = budget_of(device)

@@ -165,7 +165,9 @@ def pytest_sessionfinish(session, exitstatus):
         except (OSError, ValueError) as e:
             state.error = f"`tilefit replay` wrote an unreadable report: {e}"
     if state.report is None and state.error is None:
-        state.error = f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
+        state.error = (
+            f"`tilefit replay` failed (exit {run.returncode}): {run.stderr.strip()}"
+        )
     if state.report is not None:
         state.misses = _misses(state.report)
         state.broken = _broken(state.report)
@@ -220,7 +222,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             )
     if state.verdict:
         if state.report_only:
-            tr.write_line(f"tilefit: --tilefit-report-only: not failing the session ({state.verdict})")
+            tr.write_line(
+                f"tilefit: --tilefit-report-only: not failing the session ({state.verdict})"
+            )
         else:
             tr.write_line(f"tilefit: failing the session: {state.verdict}", red=True)
 

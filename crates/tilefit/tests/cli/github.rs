@@ -278,7 +278,10 @@ fn the_sharded_examples_parse_and_use_real_flags() {
         job["spec"]["completions"].as_u64().unwrap().to_string()
     );
     let command = container["args"][0].as_str().unwrap();
-    assert!(command.contains("pip install --quiet \"${TILEFIT_WHEEL}\""), "{command}");
+    assert!(
+        command.contains("pip install --quiet \"${TILEFIT_WHEEL}\""),
+        "{command}"
+    );
     assert!(text.contains("TILEFIT_WHEEL"), "{text}");
     assert!(command.contains("--shard auto"), "{command}");
     for flag in command
@@ -337,7 +340,10 @@ fn the_ci_examples_install_a_pinned_tilefit_with_read_only_permissions() {
                 .is_some_and(|u| u.starts_with("actions/upload-artifact@"))
                 && s["with"]["name"] == "triton-cache"
         });
-    assert!(uploads, "the replay job's `needs` job uploads `triton-cache`");
+    assert!(
+        uploads,
+        "the replay job's `needs` job uploads `triton-cache`"
+    );
     let downloads = replay["steps"].as_sequence().unwrap().iter().any(|s| {
         s["uses"]
             .as_str()
