@@ -140,7 +140,7 @@ pub enum ToolchainError {
         wanted: String,
     },
     /// Filesystem trouble in the cache directory.
-    #[error("cannot use the toolchain folder `{path}`: {reason}")]
+    #[error("cannot use the folder `{path}`: {reason}")]
     Folder {
         /// The folder.
         path: String,

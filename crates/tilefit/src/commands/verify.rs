@@ -39,14 +39,10 @@ fn source_of(input: &Path) -> anyhow::Result<Source> {
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
     {
-        let text = std::fs::read_to_string(input)
-            .with_context(|| format!("reading `{}`", input.display()))?;
-        let json: Value = serde_json::from_str(&text).map_err(|e| {
-            hinted(
-                format!("`{}` is not JSON: {e}", input.display()),
-                "pass a spec, a cache directory or a saved report",
-            )
-        })?;
+        let json: Value = super::output::untrusted_json(
+            input,
+            "pass a spec, a cache directory or a saved report",
+        )?;
         return match json.get("kind").and_then(Value::as_str) {
             Some("probe") => Ok(Source::Spec(PathBuf::from(
                 json["spec"].as_str().unwrap_or_default(),
