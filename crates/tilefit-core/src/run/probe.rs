@@ -292,18 +292,7 @@ fn report_of(
         toolchain,
         &configs,
         results,
-        KernelInfo {
-            file: spec.kernel_file.display().to_string(),
-            function: spec.function.clone(),
-            loaded: setup.interface.loaded.clone(),
-            source_sha256: setup.source_sha256,
-            parameters: setup
-                .interface
-                .params
-                .iter()
-                .map(|p| p.name.clone())
-                .collect(),
-        },
+        kernel_info(spec, &setup.interface, setup.source_sha256),
         ProbeStats {
             jobs: jobs.len(),
             compiled: outcomes.iter().filter(|(_, c)| !c).count(),
@@ -426,6 +415,22 @@ fn plan_digest(spec: &ProbeSpec, planned: &Planned) -> Result<String, ProbeError
     Ok(compile::sha256(material.to_string().as_bytes()))
 }
 
+/// The report's kernel: the spec's file and function, how the worker loaded it, its parameters,
+/// and the digest of its source.
+fn kernel_info(
+    spec: &ProbeSpec,
+    interface: &crate::compile::KernelInterface,
+    source_sha256: String,
+) -> KernelInfo {
+    KernelInfo {
+        file: spec.kernel_file.display().to_string(),
+        function: spec.function.clone(),
+        loaded: interface.loaded.clone(),
+        source_sha256,
+        parameters: interface.params.iter().map(|p| p.name.clone()).collect(),
+    }
+}
+
 /// Run shard `shard` of a probe: plan the whole sweep, compile this shard's jobs.
 pub fn probe_shard(
     spec: &ProbeSpec,
@@ -464,18 +469,7 @@ pub fn probe_shard(
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
         toolchain: toolchain.origin,
-        kernel: KernelInfo {
-            file: spec.kernel_file.display().to_string(),
-            function: spec.function.clone(),
-            loaded: setup.interface.loaded.clone(),
-            source_sha256: setup.source_sha256,
-            parameters: setup
-                .interface
-                .params
-                .iter()
-                .map(|p| p.name.clone())
-                .collect(),
-        },
+        kernel: kernel_info(spec, &setup.interface, setup.source_sha256),
         interface: setup.interface,
         outcomes: mine
             .iter()

@@ -451,17 +451,20 @@ fn gates_refuse_reports_of_another_kernel() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
 
-    let run = tilefit(
-        &[
-            "report",
-            mla.to_str().unwrap(),
-            "--fail-on",
-            "over-budget",
-            "--baseline",
-            other.to_str().unwrap(),
-        ],
-        None,
-    );
+    let gate = |rule: &str, baseline: &str| {
+        tilefit(
+            &[
+                "report",
+                mla.to_str().unwrap(),
+                "--fail-on",
+                rule,
+                "--baseline",
+                baseline,
+            ],
+            None,
+        )
+    };
+    let run = gate("over-budget", other.to_str().unwrap());
     assert_safe(&run, "baseline");
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(
@@ -483,31 +486,11 @@ fn gates_refuse_reports_of_another_kernel() {
 
     // A replay report is not a probe's baseline either.
     let replay = fixture("reports/h200_replay.json");
-    let run = tilefit(
-        &[
-            "report",
-            mla.to_str().unwrap(),
-            "--fail-on",
-            "over-budget",
-            "--baseline",
-            &replay,
-        ],
-        None,
-    );
+    let run = gate("over-budget", &replay);
     assert_eq!(run.code, 2, "{}", run.stderr);
 
     // Its own report is a baseline: every finding is known, the gate passes.
-    let run = tilefit(
-        &[
-            "report",
-            mla.to_str().unwrap(),
-            "--fail-on",
-            "compile-error",
-            "--baseline",
-            mla.to_str().unwrap(),
-        ],
-        None,
-    );
+    let run = gate("compile-error", mla.to_str().unwrap());
     assert_eq!(run.code, 0, "{}", run.stderr);
 
     let run = tilefit(
