@@ -136,6 +136,34 @@ class HostileExports(unittest.TestCase):
                 },
             ),
         )
+        # Found by fuzzing `load` (fuzz/python/load_export.py): an entry without its variant.
+        self.assertIn(
+            "`by_arch.sm_90[0].variant`",
+            self._load(
+                "no-variant.json",
+                {"schema_version": 1, "by_arch": {"sm_90": [{"config": {}}]}},
+            ),
+        )
+        self.assertIn(
+            "`autotune.by_arch.sm_90[0].configs[0].kwargs`",
+            self._load(
+                "autotune.json",
+                {
+                    "schema_version": 1,
+                    "by_arch": {},
+                    "autotune": {
+                        "by_arch": {
+                            "sm_90": [
+                                {
+                                    "variant": {},
+                                    "configs": [{"kwargs": {"BLOCK": 64}}],
+                                }
+                            ]
+                        }
+                    },
+                },
+            ),
+        )
         self.assertIn("not JSON", self._load("garbled.json", b"{"))
         self.assertIn("not an export object", self._load("array.json", [1, 2]))
 

@@ -94,6 +94,34 @@ def _str_map(data, key, path):
     return value
 
 
+def _whole(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_autotune_config(config, path, where):
+    """One exported ``triton.Config``: ``kwargs`` as [name, scalar] pairs and whole-number
+    options, as ``tilefit.prune`` matches them."""
+    if not isinstance(config, dict):
+        raise _field(path, where, "is not an object")
+    kwargs = config.get("kwargs")
+    if not isinstance(kwargs, list) or not all(
+        isinstance(pair, list)
+        and len(pair) == 2
+        and isinstance(pair[0], str)
+        and (pair[1] is None or isinstance(pair[1], (str, int, float, bool)))
+        for pair in kwargs
+    ):
+        raise _field(path, f"{where}.kwargs", "is not a list of [name, value] pairs")
+    for option in ("num_warps", "num_stages"):
+        if not _whole(config.get(option)):
+            raise _field(path, f"{where}.{option}", "is not a whole number")
+    for option in ("num_ctas", "maxnreg"):
+        if config.get(option) is not None and not _whole(config[option]):
+            raise _field(
+                path, f"{where}.{option}", "is neither a whole number nor null"
+            )
+
+
 def _validate(data, path):
     """The export's shape, checked once where it is read."""
     if not isinstance(data, dict):
@@ -126,12 +154,14 @@ def _validate(data, path):
             where = f"by_arch.{arch}[{i}]"
             if not isinstance(entry, dict):
                 raise _field(path, where, "is not an object")
-            if not isinstance(entry.get("variant", {}), dict):
-                raise _field(path, f"{where}.variant", "is not an object")
-            if entry.get("config") is not None and not isinstance(
-                entry["config"], dict
+            if not isinstance(entry.get("variant"), dict):
+                raise _field(path, f"{where}.variant", "is missing or not an object")
+            if "config" not in entry or (
+                entry["config"] is not None and not isinstance(entry["config"], dict)
             ):
-                raise _field(path, f"{where}.config", "is neither an object nor null")
+                raise _field(
+                    path, f"{where}.config", "is missing or neither an object nor null"
+                )
             budget = entry.get("budget")
             if budget is not None and (
                 not isinstance(budget, int) or isinstance(budget, bool)
@@ -149,15 +179,21 @@ def _validate(data, path):
         ):
             raise _field(path, "autotune.by_arch", "is not an object of archs")
         for arch, lists in autotune["by_arch"].items():
-            if not isinstance(lists, list) or not all(
-                isinstance(x, dict)
-                and isinstance(x.get("configs", []), list)
-                and isinstance(x.get("variant", {}), dict)
-                for x in lists
-            ):
+            if not isinstance(lists, list):
                 raise _field(
                     path, f"autotune.by_arch.{arch}", "is not a list of pruned lists"
                 )
+            for i, pruned in enumerate(lists):
+                where = f"autotune.by_arch.{arch}[{i}]"
+                if not isinstance(pruned, dict) or not isinstance(
+                    pruned.get("variant"), dict
+                ):
+                    raise _field(path, where, "is not a pruned list with its variant")
+                configs = pruned.get("configs")
+                if not isinstance(configs, list):
+                    raise _field(path, f"{where}.configs", "is not a list")
+                for j, config in enumerate(configs):
+                    _check_autotune_config(config, path, f"{where}.configs[{j}]")
     return by_arch, devices, names, kernel
 
 
