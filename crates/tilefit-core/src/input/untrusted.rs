@@ -54,6 +54,16 @@ pub enum UntrustedError {
     },
 }
 
+impl UntrustedError {
+    /// What to do about a value no field may hold (`None` for the other errors, whose hint
+    /// depends on what the caller expected the file to be).
+    pub fn field_hint(&self) -> Option<&'static str> {
+        matches!(self, UntrustedError::Field { .. }).then_some(
+            "tilefit never writes such a value: the file was edited or made elsewhere; write it again with tilefit",
+        )
+    }
+}
+
 /// Read a JSON file another machine may have written: parsed (serde_json refuses nesting deeper
 /// than 128 levels) and every string checked by [`check_strings`].
 pub fn read_json(path: &std::path::Path) -> Result<Value, UntrustedError> {

@@ -10,5 +10,6 @@ pub mod listed;
 pub mod matrix;
 pub mod probe;
 pub mod replay;
+pub mod saved;
 pub mod shard;
 pub mod verdict;

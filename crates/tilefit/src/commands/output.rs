@@ -358,81 +358,22 @@ impl<'a> Gate<'a> {
     }
 }
 
-/// A report saved with `--json`, read back.
-pub enum SavedReport {
-    /// `tilefit probe --json`.
-    Probe(Box<tilefit_core::model::probe::ProbeReport>),
-    /// `tilefit replay --json`.
-    Replay(Box<tilefit_core::model::replay::ReplayReport>),
-}
+pub use tilefit_core::model::saved::SavedReport;
 
-impl SavedReport {
-    /// As findings, for the gate.
-    pub fn into_findings(self) -> Box<dyn Findings> {
-        match self {
-            SavedReport::Probe(report) => report,
-            SavedReport::Replay(report) => report,
-        }
-    }
-}
-
-/// A JSON file from elsewhere (a report, a shard, an export), parsed and its strings checked; a
+/// A JSON file from elsewhere (a shard, a matrix, an export), parsed and its strings checked; a
 /// bad one is bad input naming the file and the field, with `hint`.
 pub fn untrusted_json(path: &Path, hint: &str) -> anyhow::Result<serde_json::Value> {
     use tilefit_core::input::untrusted::{UntrustedError, read_json};
     read_json(path).map_err(|e| match e {
         UntrustedError::Io { .. } => anyhow::Error::new(e),
-        UntrustedError::NotJson { .. } => hinted(e.to_string(), hint),
-        UntrustedError::Field { .. } => hinted(
-            e.to_string(),
-            "tilefit never writes such a value: the file was edited or made elsewhere; write it again with tilefit",
-        ),
+        _ => hinted(e.to_string(), e.field_hint().unwrap_or(hint)),
     })
 }
 
-/// Read a saved probe or replay report; a file that is not one is bad input naming the file.
+/// Read a saved probe or replay report (the library's typed reader); a file that is not one is
+/// bad input naming the file, with the reader's hint.
 pub fn read_report(path: &Path) -> anyhow::Result<SavedReport> {
-    let shown = path.display().to_string();
-    let json = untrusted_json(
-        path,
-        "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
-    )?;
-    let not_a_report = |e: serde_json::Error| {
-        hinted(
-            format!("`{shown}` is not a tilefit report this version reads: {e}"),
-            "re-run the probe or replay with this tilefit to save a fresh report",
-        )
-    };
-    if json
-        .get("schema_version")
-        .and_then(serde_json::Value::as_u64)
-        != Some(1)
-    {
-        return Err(hinted(
-            format!("`{shown}` has no `schema_version: 1`"),
-            "this tilefit reads reports of schema_version 1",
-        ));
-    }
-    match json.get("kind").and_then(serde_json::Value::as_str) {
-        Some("probe") => Ok(SavedReport::Probe(Box::new(
-            serde_json::from_value(json).map_err(not_a_report)?,
-        ))),
-        Some("replay") => Ok(SavedReport::Replay(Box::new(
-            serde_json::from_value(json).map_err(not_a_report)?,
-        ))),
-        Some("probe-matrix") => Err(hinted(
-            format!("`{shown}` is a Triton version matrix, not one report"),
-            "see what changed between its versions with `tilefit diff MATRIX.json`",
-        )),
-        Some("probe-shard") => Err(hinted(
-            format!("`{shown}` is one shard of a sharded probe, not a whole report"),
-            "put every shard together first: `tilefit merge shard-*.json --json report.json`",
-        )),
-        other => Err(hinted(
-            format!("`{shown}` has the kind {other:?}, not `probe` or `replay`"),
-            "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`",
-        )),
-    }
+    SavedReport::read(path).map_err(|e| hinted(e.to_string(), e.hint()))
 }
 
 /// The findings of `rules` that `--baseline` does not already have, with their rule.
