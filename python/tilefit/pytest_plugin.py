@@ -129,7 +129,7 @@ def _broken(report):
                     kernel.get("source", ""),
                     result.get("arch", "?"),
                     status,
-                    str(error.get("message", "")).splitlines()[0:1],
+                    next(iter(str(error.get("message", "")).splitlines()), ""),
                 )
             )
     return rows
@@ -177,7 +177,7 @@ def pytest_sessionfinish(session, exitstatus):
     if state.broken:
         reasons.append(f"{len(state.broken)} replays that did not compile or failed")
     if state.error:
-        reasons.append(state.error.splitlines()[0] if state.error else "")
+        reasons.append(state.error.splitlines()[0])
     elif run.returncode != 0:
         reasons.append(f"`tilefit replay` exited {run.returncode}")
     if reasons:
@@ -217,7 +217,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
                 )
         for name, source, arch, status, reason in state.broken:
             tr.write_line(
-                f"{name}  {status.upper()} on {arch}: {' '.join(reason)}  {source}",
+                f"{name}  {status.upper()} on {arch}: {reason}  {source}",
                 red=failing,
             )
     if state.verdict:

@@ -168,7 +168,7 @@ impl ConfigExport {
         let autotune = self.autotune.as_ref()?;
         // Values that came from a report (paths, names, versions) are written only as string
         // literals, never as raw text in code or comments.
-        let lit = crate::render::escape::python_str;
+        let lit = crate::escape::python_str;
         let mut out = format!(
             "# Written by tilefit: the @triton.autotune configs that fit each arch's shared memory\n# per block. Where they came from is in TILEFIT_SOURCE.\nimport triton\n\nTILEFIT_SOURCE = {{\n    \"tilefit\": {},\n    \"kernel_file\": {},\n    \"kernel_function\": {},\n    \"triton_version\": {},\n}}\n\n",
             lit(&self.tool.version),

@@ -15,7 +15,8 @@
 //!
 //! [`run`] holds probe, replay and verify as sequences of those stages. Beside them: [`explain`]
 //! (error messages as data), [`resources`] (registers and spills from binaries), [`fix`] (configs
-//! for engines), [`cuda`] (the local driver).
+//! for engines), [`cuda`] (the local driver), and for every stage [`units`] and [`escape`] (what
+//! came from outside, made safe to print or to write as Python).
 //!
 //! ```
 //! use tilefit_core::device::DeviceTable;
@@ -37,6 +38,7 @@ pub mod cancel;
 pub mod compile;
 pub mod cuda;
 pub mod device;
+pub mod escape;
 pub mod explain;
 pub mod fix;
 pub mod input;

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 /// Write a whole rendered text to stdout, made safe for a terminal or a CI log (control
 /// characters escaped, no line that GitHub's runner would read as a workflow command).
 pub fn print(text: &str) -> anyhow::Result<()> {
-    print_raw(&tilefit_core::render::escape::log_text(text))
+    print_raw(&tilefit_core::escape::log_text(text))
 }
 
 /// Write text to stdout as it is: only for the GitHub annotations, whose every value is escaped
@@ -20,7 +20,7 @@ pub fn print_raw(text: &str) -> anyhow::Result<()> {
 
 /// One line to stderr (progress, notes, the gate's line), made safe like [`print`].
 pub fn note(line: &str) {
-    eprintln!("{}", tilefit_core::render::escape::log_text(line));
+    eprintln!("{}", tilefit_core::escape::log_text(line));
 }
 
 /// Pretty JSON to stdout, newline-terminated.

@@ -88,7 +88,7 @@ fn python_value(value: &Value) -> String {
         Value::Bool(true) => "True".to_owned(),
         Value::Bool(false) => "False".to_owned(),
         Value::Null => "None".to_owned(),
-        Value::String(s) => crate::render::escape::python_str(s),
+        Value::String(s) => crate::escape::python_str(s),
         other => other.to_string(),
     }
 }

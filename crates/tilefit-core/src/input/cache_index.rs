@@ -287,7 +287,7 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
             {
                 return Err(format!(
                     "field `target.arch` is {:?}, not an AMD arch (gfxNNN)",
-                    crate::render::escape::control(&truncate(arch, 40))
+                    crate::escape::control(&truncate(arch, 40))
                 ));
             }
             (Backend::Hip, arch.to_owned())
@@ -308,7 +308,7 @@ fn read_kernel(folder: &Path, file: &str) -> Result<Option<CachedKernel>, String
     if hash.is_empty() || hash.len() > 128 || !hash.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(format!(
             "field `hash` is {:?}, not Triton's hex digest",
-            crate::render::escape::control(&truncate(&hash, 80))
+            crate::escape::control(&truncate(&hash, 80))
         ));
     }
     // Only files inside the entry's folder are read: a link that leads out is refused.
@@ -348,7 +348,7 @@ fn checked_identity(name: &str, version: Option<&Value>) -> Result<Option<String
     if !is_identifier(name) {
         return Err(format!(
             "field `name` is {:?}, not a kernel name (a Python identifier): the entry is not read",
-            crate::render::escape::control(&truncate(name, 80))
+            crate::escape::control(&truncate(name, 80))
         ));
     }
     match version {
@@ -356,7 +356,7 @@ fn checked_identity(name: &str, version: Option<&Value>) -> Result<Option<String
         Some(Value::String(v)) if is_version(v) => Ok(Some(v.clone())),
         Some(other) => Err(format!(
             "field `triton_version` is {}, not a release number X.Y.Z",
-            crate::render::escape::control(&truncate(&other.to_string(), 80))
+            crate::escape::control(&truncate(&other.to_string(), 80))
         )),
     }
 }
@@ -441,7 +441,7 @@ fn source_location(ir: &str) -> Option<String> {
         .file_name()?
         .to_string_lossy()
         .into_owned();
-    Some(crate::render::escape::control(&format!("{file}:{}", &captures[2])).into_owned())
+    Some(crate::escape::control(&format!("{file}:{}", &captures[2])).into_owned())
 }
 
 /// The arguments of `tt.func public @NAME(...)`.

@@ -67,7 +67,7 @@ impl UntrustedError {
 /// Read a JSON file another machine may have written: parsed (serde_json refuses nesting deeper
 /// than 128 levels) and every string checked by [`check_strings`].
 pub fn read_json(path: &std::path::Path) -> Result<Value, UntrustedError> {
-    let shown = crate::render::escape::control(&path.display().to_string()).into_owned();
+    let shown = crate::escape::control(&path.display().to_string()).into_owned();
     let text = std::fs::read(path).map_err(|source| UntrustedError::Io {
         path: shown.clone(),
         source,
@@ -100,15 +100,9 @@ fn field_path(path: &[String]) -> String {
     out
 }
 
+/// What no field may hold ([`crate::escape`]'s set), less the newline and the tab in a message.
 fn forbidden(c: char, message: bool) -> bool {
-    if message && (c == '\n' || c == '\t') {
-        return false;
-    }
-    c.is_control()
-        || matches!(
-            c,
-            '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
+    !(message && (c == '\n' || c == '\t')) && crate::escape::is_unsafe(c)
 }
 
 /// The first string (or object key) of `value` holding a character no field of its kind may hold:
@@ -130,7 +124,7 @@ fn walk(
             None => Ok(()),
             Some(c) => Err(format!(
                 "field `{}` holds the control character U+{:04X}, which no {} may hold",
-                crate::render::escape::control(&field_path(path)),
+                crate::escape::control(&field_path(path)),
                 u32::from(c),
                 if message {
                     "message"

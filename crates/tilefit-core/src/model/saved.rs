@@ -113,7 +113,7 @@ impl SavedReportError {
 impl SavedReport {
     /// Read a saved probe or replay report.
     pub fn read(path: &Path) -> Result<SavedReport, SavedReportError> {
-        let shown = crate::render::escape::control(&path.display().to_string()).into_owned();
+        let shown = crate::escape::control(&path.display().to_string()).into_owned();
         let json = read_json(path)?;
         if json
             .get("schema_version")
@@ -142,14 +142,6 @@ impl SavedReport {
                 path: shown,
                 kind: kind.map(str::to_owned),
             }),
-        }
-    }
-
-    /// As findings, for the gate.
-    pub fn into_findings(self) -> Box<dyn crate::render::Findings> {
-        match self {
-            SavedReport::Probe(report) => report,
-            SavedReport::Replay(report) => report,
         }
     }
 }

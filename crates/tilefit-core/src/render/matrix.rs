@@ -124,7 +124,7 @@ fn export_matrix(
     let mut out = format!(
         "{heading}{} in {}: shared memory per block under Triton {}\n\n",
         first.kernel.function,
-        super::escape::control(&first.kernel.file),
+        crate::escape::control(&first.kernel.file),
         versions.join(", ")
     );
     if let Some(table) = matrix_table(report) {

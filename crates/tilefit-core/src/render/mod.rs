@@ -4,7 +4,6 @@
 //! decides where it goes. The shared layout (which columns, what a cell says) lives here once, so
 //! the formats differ only in how a table is drawn.
 
-pub mod escape;
 mod html;
 mod markdown;
 mod matrix;
@@ -574,6 +573,16 @@ pub trait Findings {
     }
     /// What the report judged, for `--baseline` to refuse another kernel's report.
     fn subject(&self) -> crate::model::identity::Subject;
+}
+
+/// A saved report read back (`--baseline`), as the findings the gate compares.
+impl From<crate::model::saved::SavedReport> for Box<dyn Findings> {
+    fn from(saved: crate::model::saved::SavedReport) -> Box<dyn Findings> {
+        match saved {
+            crate::model::saved::SavedReport::Probe(report) => report,
+            crate::model::saved::SavedReport::Replay(report) => report,
+        }
+    }
 }
 
 /// A finding of the `baseline` and `none-fits` rules: what, on which device, and the detail.

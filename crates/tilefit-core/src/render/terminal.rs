@@ -45,7 +45,7 @@ impl Exporter<ProbeReport> for Terminal {
         let mut out = format!(
             "{} in {}: shared memory per block, compiled for each target arch\n",
             report.kernel.function,
-            super::escape::control(&report.kernel.file)
+            crate::escape::control(&report.kernel.file)
         );
         let varying = super::varying_axes(report);
         let fixed = super::fixed_settings(report, &varying);

@@ -69,22 +69,21 @@ fn comparable(
     old_path: &std::path::Path,
     new_path: &std::path::Path,
 ) -> anyhow::Result<()> {
-    use tilefit_core::model::identity::{Comparison, Subject};
-    match Subject::of_probe(&old.kernel).compare(&Subject::of_probe(&new.kernel)) {
-        Comparison::Same => Ok(()),
-        Comparison::Edited(note) => {
-            crate::output::note(&format!("tilefit: note: {note}"));
-            Ok(())
-        }
-        Comparison::Different(what) => Err(hinted(
+    use tilefit_core::model::identity::Subject;
+    output::same_subject(
+        &Subject::of_probe(&old.kernel),
+        &Subject::of_probe(&new.kernel),
+    )
+    .map_err(|what| {
+        hinted(
             format!(
                 "`{}` and `{}` are not reports of one kernel: {what}",
                 old_path.display(),
                 new_path.display()
             ),
             "diff two reports of the same spec (a Triton or kernel upgrade), saved with `--json`",
-        )),
-    }
+        )
+    })
 }
 
 fn probe_report(path: &std::path::Path) -> anyhow::Result<ProbeReport> {

@@ -20,16 +20,14 @@ pub fn versions(args: &ProbeArgs) -> anyhow::Result<Option<Vec<String>>> {
     let Some(text) = &args.compile.python.triton else {
         return Ok(None);
     };
-    let mut versions: Vec<String> = Vec::new();
-    for version in text.split(',').map(str::trim).filter(|v| !v.is_empty()) {
+    // Checked and deduplicated by `--triton`'s value parser; the same parser splits it here.
+    let versions = toolchain::parse_versions(text).map_err(|e| hinted(e.to_string(), e.hint()))?;
+    for version in &versions {
         if let Some(why) = unsupported_version(version) {
             return Err(hinted(
                 format!("--triton {text}: {why}"),
                 "leave it out, or judge with 3.5.1 or later",
             ));
-        }
-        if !versions.iter().any(|v| v == version) {
-            versions.push(version.to_owned());
         }
     }
     if versions.len() < 2 {

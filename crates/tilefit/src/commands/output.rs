@@ -348,7 +348,7 @@ impl<'a> Gate<'a> {
         };
         let old = match &args.baseline {
             None => None,
-            Some(path) => Some(read_report(path)?.into_findings()),
+            Some(path) => Some(read_report(path)?.into()),
         };
         Ok(Gate {
             fail_on: &args.fail_on,
@@ -457,20 +457,15 @@ pub fn gate(gate: &Gate<'_>, report: &dyn Findings) -> bool {
 pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
     let rules = Gate::from_args(args)?;
     if let (Some(old), Some(path)) = (&rules.old, &args.baseline) {
-        use tilefit_core::model::identity::Comparison;
-        match old.subject().compare(&report.subject()) {
-            Comparison::Same => {}
-            Comparison::Edited(note) => crate::output::note(&format!("tilefit: note: {note}")),
-            Comparison::Different(what) => {
-                return Err(hinted(
-                    format!(
-                        "`--baseline {}` is not a report of what this run judged: {what}",
-                        path.display()
-                    ),
-                    "pass the report a run of the same spec (or the same caches) saved with `--json`",
-                ));
-            }
-        }
+        same_subject(&old.subject(), &report.subject()).map_err(|what| {
+            hinted(
+                format!(
+                    "`--baseline {}` is not a report of what this run judged: {what}",
+                    path.display()
+                ),
+                "pass the report a run of the same spec (or the same caches) saved with `--json`",
+            )
+        })?;
     }
     if args.format() == OutputFormat::Github {
         annotate(&rules, report)?;
@@ -478,6 +473,23 @@ pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
     let gate_failed = gate(&rules, report);
     let (failed, total) = report.failed_jobs();
     Ok(exit_code(failed, total, gate_failed))
+}
+
+/// Whether two reports are about the same thing (`--baseline`, `diff`): an edited kernel is a
+/// note on stderr; another subject is `Err` with what differs.
+pub fn same_subject(
+    old: &tilefit_core::model::identity::Subject,
+    new: &tilefit_core::model::identity::Subject,
+) -> Result<(), String> {
+    use tilefit_core::model::identity::Comparison;
+    match old.compare(new) {
+        Comparison::Same => Ok(()),
+        Comparison::Edited(note) => {
+            crate::output::note(&format!("tilefit: note: {note}"));
+            Ok(())
+        }
+        Comparison::Different(what) => Err(what),
+    }
 }
 
 fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
@@ -497,9 +509,7 @@ fn exit_code(failed: usize, total: usize, gate_failed: bool) -> u8 {
 /// At most this many annotations per run; the rest are counted.
 const MAX_ANNOTATIONS: usize = 10;
 
-use tilefit_core::render::escape::{
-    workflow_data as escape_data, workflow_property as escape_property,
-};
+use tilefit_core::escape::{workflow_data as escape_data, workflow_property as escape_property};
 
 /// A path as the repository names it: relative to `GITHUB_WORKSPACE`, else to the working folder.
 fn repository_relative(path: &str) -> String {

@@ -2,20 +2,26 @@
 //! terminal or CI log (control characters shown as escapes; a line that would start with `::`,
 //! which GitHub's runner reads as a workflow command, defused), GitHub workflow commands
 //! (`%`, CR, LF, and in properties `:` and `,`), and Python literals in generated code. Markdown
-//! and HTML have their own escapes beside their exporters. Part of the render stage.
+//! and HTML have their own escapes beside their exporters. Beside the stages, like `units`: the
+//! input stage names bad values with it, the render stage and the binary print through it.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
 /// Whether a character must not reach a log raw: C0 and C1 controls (newlines included), DEL,
 /// the line and paragraph separators, and the bidirectional overrides that make text read other
-/// than it is.
-fn is_unsafe(c: char) -> bool {
+/// than it is. The untrusted-input reader refuses the same set.
+pub(crate) fn is_unsafe(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
         )
+}
+
+/// `\u{1b}`: a character written as its visible escape.
+fn push_escaped(out: &mut String, c: char) {
+    let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
 }
 
 /// One value from outside, made one line of plain text: every control character (newline, tab,
@@ -30,9 +36,7 @@ pub fn control(text: &str) -> Cow<'_, str> {
             '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             '\t' => out.push_str("\\t"),
-            c if is_unsafe(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
+            c if is_unsafe(c) => push_escaped(&mut out, c),
             c => out.push(c),
         }
     }
@@ -62,7 +66,7 @@ pub fn log_text(text: &str) -> Cow<'_, str> {
         }
         for c in rest.chars() {
             if c != '\t' && is_unsafe(c) {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+                push_escaped(&mut out, c);
             } else {
                 out.push(c);
             }
@@ -79,9 +83,7 @@ pub fn workflow_data(text: &str) -> String {
             '%' => out.push_str("%25"),
             '\r' => out.push_str("%0D"),
             '\n' => out.push_str("%0A"),
-            c if is_unsafe(c) => {
-                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
-            }
+            c if is_unsafe(c) => push_escaped(&mut out, c),
             c => out.push(c),
         }
     }
