@@ -15,6 +15,7 @@ mod python;
 mod replay;
 mod report;
 mod resources;
+mod saved;
 mod scale;
 mod toolchain;
 
