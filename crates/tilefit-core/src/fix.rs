@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::DeviceTable;
-use crate::input::autotune::AutotuneConfig;
+use crate::vocab::AutotuneConfig;
 use crate::input::spec::ListKind;
 use crate::model::probe::{KernelInfo, ProbeReport, RuleSummary, ToolInfo};
 

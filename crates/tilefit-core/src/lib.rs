@@ -37,6 +37,7 @@
 pub mod cancel;
 pub mod compile;
 pub mod cuda;
+pub mod digest;
 pub mod device;
 pub mod escape;
 pub mod explain;
@@ -49,3 +50,4 @@ pub mod render;
 pub mod resources;
 pub mod run;
 pub mod units;
+pub mod vocab;

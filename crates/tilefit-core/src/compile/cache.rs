@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use super::digest::sha256;
+use crate::digest::sha256;
 
 /// Bumped when the entry format or the meaning of a payload changes.
 pub const CACHE_FORMAT: &str = "results-v1";

@@ -2,33 +2,17 @@
 //! `@triton.heuristics`), its `@triton.autotune` list, and the options each backend of the
 //! worker's Triton accepts. Cached under the one key scheme, like compiles.
 
-use std::collections::BTreeMap;
+
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 
 use super::cache::{Lookup, ResultCache};
 use super::pool::Pool;
 use super::process::WorkerFault;
-use super::protocol::{ReplyError, Request};
-use super::run::{KeyContext, key};
-use crate::compile::KernelParam;
-use crate::input::autotune::AutotuneConfig;
-
-/// What a kernel's inspection says.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct KernelInterface {
-    /// The `@triton.jit` function's parameters.
-    pub params: Vec<KernelParam>,
-    /// The configs of its `@triton.autotune`, when it is wrapped by one.
-    pub autotune: Option<Vec<AutotuneConfig>>,
-    /// The compile options each backend of the worker's Triton takes (`cuda`, `hip`).
-    #[serde(default)]
-    pub backend_options: BTreeMap<String, Vec<String>>,
-    /// How the kernel's module was loaded (imported, or extracted from the file).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loaded: Option<crate::compile::Loaded>,
-}
+use super::protocol::ReplyError;
+use crate::vocab::Request;
+use crate::plan::{KeyContext, key};
+use crate::vocab::KernelInterface;
 
 /// Why a kernel could not be inspected.
 #[derive(Debug)]
@@ -43,7 +27,7 @@ pub enum InspectError {
 pub fn inspect(
     kernel_file: &Path,
     function: &str,
-    source: &crate::compile::KernelSource,
+    source: &crate::vocab::KernelSource,
     pool: &Pool,
     use_cache: bool,
     cache_dir: &Path,

@@ -17,7 +17,7 @@
 //! Nothing here prints; progress goes to a callback as [`Event`]s.
 
 pub mod cache;
-mod digest;
+
 pub mod inspect;
 pub mod outcome;
 mod pool;
@@ -27,17 +27,14 @@ pub mod run;
 pub mod toolchain;
 mod zygote;
 
-pub use digest::{hex, kernel_digest, sha256};
-pub use inspect::{InspectError, KernelInterface, inspect};
-pub use outcome::{CompileOutcome, CompileStatus, OutcomeError, outcome_of_reply};
+pub use inspect::{InspectError, inspect};
+pub use outcome::{CompileOutcome, OutcomeError, outcome_of_reply};
 pub use pool::{Pool, WorkerStart, WorkersUsed};
 pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
-    ChildExit, CompileJob, ErrorKind, Hello, JobArg, KernelParam, KernelSource, LoadMode, Loaded,
-    PROTOCOL_VERSION, Passed, Reply, ReplyBody, ReplyError, Request, SourceLocation, Timings,
-    WORKER_SCRIPT,
+    ChildExit, ErrorKind, Hello, Passed, Reply, ReplyBody, ReplyError,
+    SourceLocation, Timings, WORKER_SCRIPT,
 };
 pub use run::{
-    Compiled, Event, Job, KeyContext, Scratch, Settings, compile_all, complete, key, needs_workers,
-    pool_for,
+    Compiled, Event, Scratch, Settings, compile_all, complete, needs_workers, pool_for,
 };

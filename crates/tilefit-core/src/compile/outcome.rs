@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::process::WorkerFault;
 use super::protocol::{ErrorKind, Passed, Reply, SourceLocation};
 use crate::resources::{self, BinaryFormat, KernelResources};
+use crate::vocab::CompileStatus;
 
 /// What a worker reported for one job; this is what the cache stores.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -81,20 +82,6 @@ fn resources_of(reply: &Reply) -> Option<Result<KernelResources, String>> {
         .map_err(|e| e.to_string())
     };
     Some(read())
-}
-
-/// What a compile produced, for verdict purposes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum CompileStatus {
-    /// Compiled; the size is known.
-    Ok,
-    /// Triton rejected the kernel for this target.
-    CompileError,
-    /// The target cannot run this config at all (fp8e4nv on sm_80).
-    UnsupportedOnTarget,
-    /// The worker crashed, hung or garbled its answer: nothing is known.
-    Failed,
 }
 
 /// Why a job did not produce a size.

@@ -21,7 +21,8 @@ use std::time::{Duration, Instant};
 
 use super::process::{Worker, WorkerCommand, WorkerFault};
 use super::zygote::{ForkFault, Zygote};
-use super::{Reply, Request};
+use super::Reply;
+use crate::vocab::Request;
 use crate::device::Target;
 
 /// How the pool starts a worker.

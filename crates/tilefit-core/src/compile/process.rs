@@ -19,7 +19,8 @@ use std::time::Duration;
 
 use super::protocol::Envelope;
 use super::zygote::Zygote;
-use super::{Hello, PROTOCOL_VERSION, Reply, Request};
+use super::{Hello, Reply};
+use crate::vocab::{PROTOCOL_VERSION, Request};
 
 /// How much of a worker's stderr is kept for error reports.
 const STDERR_TAIL_BYTES: usize = 8 * 1024;

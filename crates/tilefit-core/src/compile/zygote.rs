@@ -21,7 +21,8 @@ use std::time::Duration;
 use rustix::pipe::{PipeFlags, pipe_with};
 
 use super::process::{Process, Worker, WorkerCommand, WorkerExit, WorkerFault};
-use super::{Request, protocol::ChildExit};
+use super::protocol::ChildExit;
+use crate::vocab::Request;
 use crate::device::Target;
 
 /// Why a zygote could not give a worker: the pool falls back to spawning.

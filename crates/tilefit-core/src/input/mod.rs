@@ -4,7 +4,6 @@
 //! already are: `torch.compile`'s Inductor cache and tritonparse traces (`sources`). Errors name
 //! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
 
-pub mod autotune;
 pub mod cache_index;
 pub mod config_files;
 pub mod sources;

@@ -3,9 +3,10 @@
 
 use crate::compile::OutcomeError;
 use crate::device::TargetDevice;
-use crate::input::autotune::AutotuneConfig;
+use crate::vocab::AutotuneConfig;
 use crate::input::config_files::FileProblem;
-use crate::input::spec::{Config, ListedConfigs, ProbeSpec};
+use crate::input::spec::{ListedConfigs, ProbeSpec};
+use crate::vocab::Config;
 use crate::judge::probe::verdict_on;
 use crate::model::listed::{DeviceFit, FileEntry, FileReport, ListedReport};
 use crate::model::probe::ProbeResult;

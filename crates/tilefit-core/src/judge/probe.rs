@@ -6,11 +6,12 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::compile::CompileJob;
+use crate::vocab::CompileJob;
 use crate::compile::CompileOutcome;
 use crate::device::TargetDevice;
 use crate::device::occupancy::{self, BlockNeeds};
-use crate::input::spec::{Config, ProbeSpec};
+use crate::input::spec::ProbeSpec;
+use crate::vocab::Config;
 use crate::judge::verdict;
 use crate::model::probe::{ProbeResult, Recommendation};
 use crate::model::verdict::{DeviceVerdict, VerdictCode};

@@ -9,8 +9,9 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::compile::CompileStatus;
-use crate::input::spec::{Config, Preference, RecommendRule};
+use crate::vocab::CompileStatus;
+use crate::input::spec::{Preference, RecommendRule};
+use crate::vocab::Config;
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 
 /// Judge a compile result against one budget.

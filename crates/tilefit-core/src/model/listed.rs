@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::input::autotune::AutotuneConfig;
+use crate::vocab::AutotuneConfig;
 use crate::input::config_files::FileProblem;
 use crate::input::spec::ListKind;
 use crate::model::verdict::VerdictCode;

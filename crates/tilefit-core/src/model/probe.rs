@@ -8,8 +8,8 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::compile::CompileJob;
-use crate::compile::CompileStatus;
+use crate::vocab::CompileJob;
+use crate::vocab::CompileStatus;
 use crate::compile::{OutcomeError, Passed};
 use crate::device::{Backend, TargetDevice};
 use crate::model::listed::ListedReport;
@@ -149,7 +149,7 @@ pub struct KernelInfo {
     /// How its module was loaded: imported, or the kernel extracted from the file (the names
     /// that ran, and why the import failed).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub loaded: Option<crate::compile::Loaded>,
+    pub loaded: Option<crate::vocab::Loaded>,
 }
 
 /// Counts and time.

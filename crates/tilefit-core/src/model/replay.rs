@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::compile::CompileStatus;
+use crate::vocab::CompileStatus;
 use crate::compile::OutcomeError;
 use crate::device::{Backend, TargetDevice};
 use crate::input::cache_index::{IrArg, Skipped};

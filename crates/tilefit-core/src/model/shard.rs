@@ -6,7 +6,8 @@
 use serde::{Deserialize, Serialize};
 
 use crate::compile::toolchain::Origin;
-use crate::compile::{CompileOutcome, KernelInterface, WorkersUsed};
+use crate::compile::{CompileOutcome, WorkersUsed};
+use crate::vocab::KernelInterface;
 use crate::model::probe::{KernelInfo, ToolInfo};
 use crate::plan::shard::Shard;
 

@@ -7,8 +7,8 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use crate::compile::{JobArg, KernelParam};
-use crate::input::spec::{self, Config, OPTION_AXES, ProbeSpec, SpecError};
+use crate::input::spec::{self, OPTION_AXES, ProbeSpec, SpecError};
+use crate::vocab::{self, Config, JobArg, KernelParam};
 
 /// A config bound to the kernel: what goes where.
 #[derive(Debug, Clone, PartialEq)]
@@ -142,7 +142,7 @@ impl Binder<'_> {
                     format!("[args].{name}"),
                     format!(
                         "becomes the unknown type `{ty}` in the config `{}`",
-                        spec::describe_config(config)
+                        vocab::describe_config(config)
                     ),
                     suggestion.map_or_else(
                         || format!("Triton types are {}", spec::TRITON_DTYPES.join(", ")),
@@ -157,7 +157,7 @@ impl Binder<'_> {
             let value = swept
                 .or_else(|| template.value.clone())
                 .or_else(|| default_value(&ty));
-            let descriptor = template.descriptor.as_ref().map(|d| spec::Descriptor {
+            let descriptor = template.descriptor.as_ref().map(|d| vocab::Descriptor {
                 dtype: spec::fill_placeholders(&d.dtype, config),
                 ..d.clone()
             });

@@ -3,11 +3,21 @@
 
 use serde_json::Value;
 
-use crate::compile::CompileJob;
-use crate::compile::{Job, KeyContext, Request, Settings, key};
 use crate::device::{Target, TargetDevice};
-use crate::input::spec::{Config, ProbeSpec, describe_config};
+use crate::input::spec::ProbeSpec;
 use crate::plan::job::BoundConfig;
+use crate::plan::{Job, KeyContext, key};
+use crate::vocab::{CompileJob, Config, Request, describe_config};
+
+/// How far each job compiles: through the binary (`full`), and whether it sends back the binary
+/// and ptxas's log for registers and spills (`resources`, which implies `full`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Depth {
+    /// Compile through the binary instead of stopping once shared memory is allocated.
+    pub full: bool,
+    /// Read registers, local memory and spills from the binary.
+    pub resources: bool,
+}
 
 /// One compile to do: which config it is, and the compile job.
 #[derive(Debug, Clone)]
@@ -48,7 +58,7 @@ pub fn plan_jobs(
     bound: Vec<BoundConfig>,
     targets: &[TargetDevice],
     context: &KeyContext,
-    settings: &Settings,
+    depth: Depth,
 ) -> Vec<PlannedJob> {
     let archs = fleet_archs(targets);
     let config_archs = spec.config_archs();
@@ -67,8 +77,8 @@ pub fn plan_jobs(
                 constexprs: binding.constexprs.clone(),
                 options: binding.options.clone(),
                 target: target.clone(),
-                full: settings.full_compile || settings.read_resources,
-                resources: settings.read_resources,
+                full: depth.full || depth.resources,
+                resources: depth.resources,
             };
             let cost = cost_estimate(&job);
             let request = Request::Compile {
@@ -115,21 +125,6 @@ mod tests {
         crate::input::spec::load(&path).unwrap()
     }
 
-    fn settings() -> Settings {
-        Settings {
-            jobs: 1,
-            use_cache: true,
-            job_timeout: std::time::Duration::from_secs(1),
-            cache_dir: std::env::temp_dir(),
-            worker_script: None,
-            binaries: None,
-            full_compile: false,
-            read_resources: false,
-            cancel: crate::cancel::Cancel::default(),
-            worker_start: crate::compile::WorkerStart::Fork,
-        }
-    }
-
     fn context() -> KeyContext {
         KeyContext {
             source: "kernel".into(),
@@ -164,7 +159,7 @@ mod tests {
             bound(&spec, &configs),
             &targets,
             &context(),
-            &settings(),
+            Depth::default(),
         );
         assert_eq!(jobs.len(), configs.len() * 2);
         assert_eq!(jobs[0].compile_job().target.arch, "sm_120");
@@ -179,7 +174,7 @@ mod tests {
             bound(&spec, &configs),
             &targets,
             &context(),
-            &settings(),
+            Depth::default(),
         );
         assert_eq!(again[0].job.key, jobs[0].job.key);
         // Another Triton is another key.
@@ -193,7 +188,7 @@ mod tests {
             bound(&spec, &configs),
             &targets,
             &other,
-            &settings(),
+            Depth::default(),
         );
         assert_ne!(moved[0].job.key, jobs[0].job.key);
     }
@@ -203,7 +198,7 @@ mod tests {
         let job = |stages: u64, block: u64| CompileJob {
             kernel_file: "k.py".into(),
             function: "k".into(),
-            source: crate::compile::KernelSource::default(),
+            source: crate::vocab::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [("BLOCK".to_owned(), Value::from(block))].into(),
             options: [("num_stages".to_owned(), Value::from(stages))].into(),

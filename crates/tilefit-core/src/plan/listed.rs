@@ -7,14 +7,12 @@
 
 use serde_json::Value;
 
-use crate::compile::KernelInterface;
+use crate::vocab::KernelInterface;
 use crate::device::{DeviceTable, TargetDevice};
-use crate::input::autotune::AutotuneConfig;
+use crate::vocab::AutotuneConfig;
 use crate::input::config_files::{ConfigFile, FileProblem};
-use crate::input::spec::{
-    Config, EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, ProbeSpec, SpecError,
-    VARIANT_KEY,
-};
+use crate::input::spec::{EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, ProbeSpec, SpecError, VARIANT_KEY};
+use crate::vocab::Config;
 
 /// Why listed configs could not be prepared: the spec, or the device table.
 #[derive(Debug, thiserror::Error)]

@@ -7,7 +7,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::compile::{Job, sha256};
+use crate::digest::sha256;
+use crate::plan::Job;
 
 /// The most shards one run may be split into: far beyond any CI matrix or job array, and small
 /// enough that a shard file from elsewhere cannot make the merge allocate or print without bound.
@@ -199,7 +200,7 @@ pub fn assign(jobs: &[Job], count: usize) -> Vec<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::compile::Request;
+    use crate::vocab::Request;
 
     fn job(key: &str, cost: u64) -> Job {
         Job {

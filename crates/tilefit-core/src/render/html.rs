@@ -9,7 +9,7 @@
 use std::fmt::Write as _;
 
 use super::{Exporter, config_rows, devices_by_arch, varying_axes};
-use crate::compile::CompileStatus;
+use crate::vocab::CompileStatus;
 use crate::device::TargetDevice;
 use crate::model::probe::ProbeReport;
 use crate::model::replay::ReplayReport;

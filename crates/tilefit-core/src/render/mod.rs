@@ -23,7 +23,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::compile::CompileStatus;
+use crate::vocab::CompileStatus;
 use crate::device::TargetDevice;
 use crate::model::probe::{ProbeReport, ProbeResult, Recommendation};
 use crate::model::verdict::VerdictCode;

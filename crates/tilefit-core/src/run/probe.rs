@@ -12,15 +12,15 @@
 
 use std::time::Instant;
 
-use crate::compile::CompileJob;
-use crate::compile::CompileStatus;
+use crate::vocab::CompileJob;
+use crate::vocab::CompileStatus;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{
-    self, CompileOutcome, Event, InspectError, KernelInterface, KeyContext, OutcomeError, Scratch,
-    Settings, WorkerFault,
-};
+use crate::compile::{self, CompileOutcome, Event, InspectError, OutcomeError, Scratch, Settings, WorkerFault};
+use crate::vocab::KernelInterface;
+use crate::plan::KeyContext;
 use crate::device::TargetDevice;
-use crate::input::spec::{Config, ListKind, Preference, ProbeSpec, SpecError};
+use crate::input::spec::{ListKind, Preference, ProbeSpec, SpecError};
+use crate::vocab::Config;
 use crate::judge::listed::summarize_listed;
 use crate::judge::probe::{recommend, result_for};
 use crate::model::probe::{
@@ -93,7 +93,7 @@ fn key_context(
         path: spec.kernel_file.display().to_string(),
         source,
     };
-    let source_sha256 = compile::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?);
+    let source_sha256 = crate::digest::sha256(&std::fs::read(&spec.kernel_file).map_err(io_error)?);
     let worker = settings.worker_digest().map_err(|source| ProbeError::Io {
         path: settings
             .worker_script
@@ -103,7 +103,7 @@ fn key_context(
         source,
     })?;
     let context = KeyContext {
-        source: compile::kernel_digest(&spec.kernel_file).map_err(io_error)?,
+        source: crate::digest::kernel_digest(&spec.kernel_file).map_err(io_error)?,
         triton: toolchain.triton_version.clone(),
         python: toolchain.python_version.clone(),
         worker,
@@ -167,7 +167,10 @@ fn plan_sweep(
         bound,
         &prepared.targets,
         &setup.context,
-        settings,
+        crate::plan::jobs::Depth {
+            full: settings.full_compile,
+            resources: settings.read_resources,
+        },
     );
     Ok(Planned {
         prepared,
@@ -218,7 +221,7 @@ fn sweep(
     let mut planned = plan_sweep(spec, targets, &setup, settings)?;
     let mut kept = keep(&planned).into_iter();
     planned.jobs.retain(|_| kept.next().unwrap_or(false));
-    let compile_jobs: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
+    let compile_jobs: Vec<crate::plan::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
     let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
     let input_error = compiled.input_error.clone();
     let totals = Totals {
@@ -404,22 +407,22 @@ fn plan_digest(spec: &ProbeSpec, planned: &Planned) -> Result<String, ProbeError
         source,
     })?;
     let material = serde_json::json!({
-        "spec": compile::sha256(&spec_bytes),
+        "spec": crate::digest::sha256(&spec_bytes),
         "targets": planned.prepared.targets,
         "jobs": planned.jobs.iter().map(|job| serde_json::json!([
             job.config_index,
-            crate::input::spec::describe_config(&planned.configs[job.config_index]),
+            crate::vocab::describe_config(&planned.configs[job.config_index]),
             job.job.key,
         ])).collect::<Vec<_>>(),
     });
-    Ok(compile::sha256(material.to_string().as_bytes()))
+    Ok(crate::digest::sha256(material.to_string().as_bytes()))
 }
 
 /// The report's kernel: the spec's file and function, how the worker loaded it, its parameters,
 /// and the digest of its source.
 fn kernel_info(
     spec: &ProbeSpec,
-    interface: &crate::compile::KernelInterface,
+    interface: &crate::vocab::KernelInterface,
     source_sha256: String,
 ) -> KernelInfo {
     KernelInfo {
@@ -447,8 +450,8 @@ pub fn probe_shard(
     let setup = setup(spec, toolchain, settings, &pool)?;
     let planned = plan_sweep(spec, targets, &setup, settings)?;
     let plan_sha256 = plan_digest(spec, &planned)?;
-    let all: Vec<compile::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
-    let mine: Vec<compile::Job> = all
+    let all: Vec<crate::plan::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
+    let mine: Vec<crate::plan::Job> = all
         .iter()
         .zip(shard::assign(&all, shard.count))
         .filter(|(_, s)| *s == shard.index)

@@ -15,10 +15,12 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::compile::CompileStatus;
+use crate::vocab::CompileStatus;
 use crate::compile::WorkerFault;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{self, CompileOutcome, Event, Job, KeyContext, Request, Scratch, Settings};
+use crate::compile::{self, CompileOutcome, Event, Scratch, Settings};
+use crate::plan::{Job, KeyContext};
+use crate::vocab::Request;
 use crate::device::{Target, TargetDevice};
 use crate::input::cache_index::{CacheIndex, CachedKernel, PORTABLE_OPTIONS};
 use crate::judge::probe::judge_on;
@@ -217,7 +219,7 @@ fn plan_digest(targets: &[TargetDevice], groups: &[GroupPlan<'_>]) -> String {
             .map(|(slot, job)| serde_json::json!([slot, job.key]))
             .collect::<Vec<_>>(),
     });
-    compile::sha256(material.to_string().as_bytes())
+    crate::digest::sha256(material.to_string().as_bytes())
 }
 
 /// Run shard `shard` of a replay: plan every group, recompile this shard's part of the union.
@@ -365,7 +367,7 @@ fn plan(
     for &kernel in members {
         let cached_kernel = &index.kernels[kernel];
         let context = KeyContext {
-            source: crate::compile::sha256(&std::fs::read(&cached_kernel.ir).unwrap_or_default()),
+            source: crate::digest::sha256(&std::fs::read(&cached_kernel.ir).unwrap_or_default()),
             triton: toolchain.triton_version.clone(),
             python: toolchain.python_version.clone(),
             worker: worker.to_owned(),
@@ -381,7 +383,7 @@ fn plan(
             };
             slots.push((kernel, arch_index));
             jobs.push(Job {
-                key: compile::key(&request, &context),
+                key: crate::plan::key(&request, &context),
                 label: format!("{} {}", target.arch, cached_kernel.name),
                 cost: 1,
                 request,

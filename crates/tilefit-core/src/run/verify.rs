@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compile::CompileStatus;
-use crate::compile::Request;
+use crate::vocab::CompileStatus;
+use crate::vocab::Request;
 use crate::cuda::{DriverVerdict, LiveDevice, LiveError, Session};
 use crate::model::probe::{ProbeReport, ToolInfo};
 use crate::model::replay::ReplayReport;

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tilefit_core::cancel::Cancel;
-use tilefit_core::compile::{
-    self, CompileJob, ErrorKind, Event, Job, KeyContext, Pool, Request, Settings, WorkerCommand,
-};
+use tilefit_core::compile::{self, ErrorKind, Event, Pool, Settings, WorkerCommand};
+use tilefit_core::plan::{Job, KeyContext};
+use tilefit_core::vocab::{CompileJob, Request};
 use tilefit_core::device::{Backend, Target};
 
 fn settings(name: &str) -> Settings {
@@ -49,7 +49,7 @@ fn job(fault: &str, block: u64, cost: u64) -> Job {
         job: CompileJob {
             kernel_file: PathBuf::from("kernel.py"),
             function: "k".to_owned(),
-            source: tilefit_core::compile::KernelSource::default(),
+            source: tilefit_core::vocab::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [
                 ("FAULT".to_owned(), serde_json::Value::from(fault)),
@@ -74,7 +74,7 @@ fn job(fault: &str, block: u64, cost: u64) -> Job {
         worker: "fake".into(),
     };
     Job {
-        key: compile::key(&request, &context),
+        key: tilefit_core::plan::key(&request, &context),
         label: format!("{fault} {block}"),
         cost,
         request,

@@ -4,6 +4,7 @@
 mod compile_loop;
 mod device_table;
 mod explain_messages;
+mod layering;
 mod lookup;
 mod pool;
 mod spec;

@@ -4,8 +4,9 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tilefit_core::compile::CompileJob;
-use tilefit_core::compile::{Pool, Request, WorkerCommand};
+use tilefit_core::vocab::CompileJob;
+use tilefit_core::compile::{Pool, WorkerCommand};
+use tilefit_core::vocab::Request;
 use tilefit_core::device::{Backend, Target};
 
 fn fake_worker() -> WorkerCommand {
@@ -21,7 +22,7 @@ fn request(arch: &str) -> Request {
         job: CompileJob {
             kernel_file: PathBuf::from("kernel.py"),
             function: "k".to_owned(),
-            source: tilefit_core::compile::KernelSource::default(),
+            source: tilefit_core::vocab::KernelSource::default(),
             args: std::collections::BTreeMap::new(),
             constexprs: [("FAULT".to_owned(), serde_json::Value::from("ok"))].into(),
             options: std::collections::BTreeMap::new(),

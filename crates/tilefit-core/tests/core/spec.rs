@@ -5,7 +5,8 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
-use tilefit_core::input::spec::{Preference, SpecError, describe_config, fill_placeholders, parse};
+use tilefit_core::input::spec::{Preference, SpecError, fill_placeholders, parse};
+use tilefit_core::vocab::describe_config;
 
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")

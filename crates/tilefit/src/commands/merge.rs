@@ -127,7 +127,7 @@ fn write_shard(
     }
     let failed = outcomes
         .iter()
-        .filter(|o| o.outcome.status == tilefit_core::compile::CompileStatus::Failed)
+        .filter(|o| o.outcome.status == tilefit_core::vocab::CompileStatus::Failed)
         .count();
     crate::output::note(&format!(
         "tilefit: shard {shard} compiled {} of the run's {total} jobs{}; merge every shard with `tilefit merge`",

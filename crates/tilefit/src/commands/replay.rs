@@ -49,7 +49,7 @@ fn caches_of(args: &[PathBuf]) -> anyhow::Result<(Vec<PathBuf>, Vec<cache_index:
         if sources::is_trace(path) {
             let bytes = std::fs::read(path)
                 .with_context(|| format!("reading the trace `{}`", path.display()))?;
-            let key = tilefit_core::compile::sha256(
+            let key = tilefit_core::digest::sha256(
                 &[path.display().to_string().as_bytes(), &bytes].concat(),
             );
             let into = toolchain::default_cache_dir()

@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 use super::{FieldError, SpecError, TRITON_DTYPES, scalar};
+use crate::vocab::{DESCRIPTOR_TYPE, Descriptor, NONE_TYPE};
 
 /// A kernel argument as the spec writes it, before placeholders are filled in.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,25 +18,6 @@ pub struct ArgTemplate {
     /// For `type = "tensordesc"`: the host-side `TensorDescriptor` a launch passes.
     pub descriptor: Option<Descriptor>,
 }
-
-/// A host-side `triton.tools.tensor_descriptor.TensorDescriptor` argument.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Descriptor {
-    /// Element type of the tensor it describes (`bf16`; may hold `{placeholder}`s in a spec).
-    pub dtype: String,
-    /// The tensor's shape.
-    pub shape: Vec<u64>,
-    /// Its strides, in elements (the last must be 1).
-    pub strides: Vec<u64>,
-    /// The block each load reads.
-    pub block_shape: Vec<u64>,
-}
-
-/// The argument type a spec writes for an argument passed as `None` at launch.
-pub const NONE_TYPE: &str = "none";
-
-/// The argument type of a host-side tensor descriptor.
-pub const DESCRIPTOR_TYPE: &str = "tensordesc";
 
 pub(super) fn placeholders_in(template: &str) -> Vec<String> {
     let mut found = Vec::new();

@@ -13,9 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use args::{
-    ArgTemplate, DESCRIPTOR_TYPE, Descriptor, NONE_TYPE, check_type, fill_placeholders,
-};
+pub use args::{ArgTemplate, check_type, fill_placeholders};
+use crate::vocab::Config;
 use args::{arg_template, placeholders_in};
 pub use files::{EntryEdits, FileVariant, FilesSpec, variant_key_parts};
 use files::{RawFiles, files_spec};
@@ -52,7 +51,7 @@ pub struct ProbeSpec {
     /// Triton version the spec asks for.
     pub triton: Option<String>,
     /// How the kernel's module is loaded (`[kernel] load`) and the names `[globals]` gives.
-    pub source: crate::compile::KernelSource,
+    pub source: crate::vocab::KernelSource,
     /// Non-constexpr arguments, in the order written.
     pub args: Vec<(String, ArgTemplate)>,
     /// Fixed constexprs.
@@ -524,11 +523,11 @@ fn kernel_source_of(
     kernel: &RawKernel,
     globals: &toml::Table,
     field_error: &FieldError<'_>,
-) -> Result<crate::compile::KernelSource, SpecError> {
+) -> Result<crate::vocab::KernelSource, SpecError> {
     let load = match kernel.load.as_deref() {
-        None | Some("auto") => crate::compile::LoadMode::Auto,
-        Some("import") => crate::compile::LoadMode::Import,
-        Some("extract") => crate::compile::LoadMode::Extract,
+        None | Some("auto") => crate::vocab::LoadMode::Auto,
+        Some("import") => crate::vocab::LoadMode::Import,
+        Some("extract") => crate::vocab::LoadMode::Extract,
         Some(other) => {
             return Err(field_error(
                 "[kernel].load",
@@ -538,7 +537,7 @@ fn kernel_source_of(
         }
     };
     let globals = fixed_values(globals, "globals", &[], field_error)?;
-    Ok(crate::compile::KernelSource {
+    Ok(crate::vocab::KernelSource {
         load,
         globals: globals.into_iter().collect(),
         module: kernel.module.clone(),
@@ -623,17 +622,3 @@ fn fixed_values(
         .collect()
 }
 
-/// One point of the sweep: a value for every axis, in axis order.
-pub type Config = Vec<(String, Value)>;
-
-/// `kv_dtype=fp8e4nv num_stages=2`.
-pub fn describe_config(config: &[(String, Value)]) -> String {
-    config
-        .iter()
-        .map(|(k, v)| match v {
-            Value::String(s) => format!("{k}={s}"),
-            other => format!("{k}={other}"),
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
-}

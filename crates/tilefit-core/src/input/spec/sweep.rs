@@ -4,8 +4,10 @@
 
 use serde_json::Value;
 
+use crate::vocab::Config;
+
 use super::{
-    Axis, Config, FileVariant, ListedConfigs, ProbeSpec, SpecError, VARIANT_KEY, placeholders_in,
+    Axis, FileVariant, ListedConfigs, ProbeSpec, SpecError, VARIANT_KEY, placeholders_in,
     recommend_rule, variant_key_parts,
 };
 
