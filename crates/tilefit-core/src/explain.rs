@@ -626,3 +626,9 @@ fn explain_attribute(
         text: "Size the request from the device's own budget (cudaDevAttrMaxSharedMemoryPerBlockOptin) instead of a constant.".to_owned(),
     });
 }
+
+impl crate::hint::Hint for ExplainError {
+    fn hint(&self) -> Option<String> {
+        Some(ExplainError::hint(self).to_owned())
+    }
+}

@@ -13,9 +13,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::device::DeviceTable;
-use crate::vocab::AutotuneConfig;
 use crate::input::spec::ListKind;
 use crate::model::probe::{KernelInfo, ProbeReport, RuleSummary, ToolInfo};
+use crate::vocab::AutotuneConfig;
 
 /// Version of the exported file's shape.
 pub const CONFIGS_SCHEMA_VERSION: u32 = 1;
@@ -288,5 +288,23 @@ impl ConfigExport {
                 .collect(),
             autotune: autotune_export(report),
         }
+    }
+}
+
+impl ConfigExport {
+    /// Read an export written elsewhere (`--shipped`): parsed through `input::untrusted` (every
+    /// string checked); a file of another shape is an error naming it.
+    pub fn read(path: &std::path::Path) -> Result<ConfigExport, crate::hint::Hinted> {
+        const HINT: &str = "pass a file written by `tilefit probe --emit-configs FILE.json`";
+        let json = crate::input::untrusted::read_json(path).map_err(|e| {
+            let hint = e.field_hint().unwrap_or(HINT);
+            crate::hint::Hinted::new(e.to_string(), hint)
+        })?;
+        serde_json::from_value(json).map_err(|e| {
+            crate::hint::Hinted::new(
+                format!("`{}` is not a tilefit config export: {e}", path.display()),
+                HINT,
+            )
+        })
     }
 }

@@ -37,11 +37,12 @@
 pub mod cancel;
 pub mod compile;
 pub mod cuda;
-pub mod digest;
 pub mod device;
+pub mod digest;
 pub mod escape;
 pub mod explain;
 pub mod fix;
+pub mod hint;
 pub mod input;
 pub mod judge;
 pub mod model;

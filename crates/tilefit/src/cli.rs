@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
+use tilefit_core::judge::gate::Rule;
 
 /// Find the GPU shared-memory cliff before users fall off it.
 ///
@@ -67,71 +68,6 @@ pub enum Command {
     Man,
 }
 
-/// What makes a gate fail (exit 1).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum FailOn {
-    /// Any config or kernel over any listed device's per-block budget.
-    OverBudget,
-    /// Any compile error (unsupported-on-target included).
-    CompileError,
-    /// Any config that fits but uses at least this share (0..1] of a device's budget.
-    NearBudget(f64),
-    /// Any config whose registers leave fewer threads per block than it launches
-    /// (`--resources full`).
-    OverThreadLimit,
-    /// Any config that spills registers to local memory (`--resources full`).
-    Spills,
-    /// Any config file whose device name does not resolve, or that cannot be read
-    /// (`[sweep] from_files`): where an engine falls back to default configs.
-    UnmappedFiles,
-    /// The shipped config misses a device: the spec's baseline (or `--shipped`'s config for the
-    /// device's arch), or a config file's entry on its own device.
-    Baseline,
-    /// A device is left with no fitting entry in an autotune list or a config file.
-    NoneFits,
-}
-
-impl FailOn {
-    /// The rule as `--fail-on` names it.
-    pub fn name(self) -> String {
-        match self {
-            FailOn::OverBudget => "over-budget".to_owned(),
-            FailOn::CompileError => "compile-error".to_owned(),
-            FailOn::NearBudget(share) => format!("near-budget={:.0}", share * 100.0),
-            FailOn::OverThreadLimit => "over-thread-limit".to_owned(),
-            FailOn::Spills => "spills".to_owned(),
-            FailOn::UnmappedFiles => "unmapped-files".to_owned(),
-            FailOn::Baseline => "baseline".to_owned(),
-            FailOn::NoneFits => "none-fits".to_owned(),
-        }
-    }
-}
-
-/// `over-budget`, `compile-error`, `near-budget` (90%) or `near-budget=PCT`.
-pub fn parse_fail_on(text: &str) -> Result<FailOn, String> {
-    match text.split_once('=') {
-        None if text == "over-budget" => Ok(FailOn::OverBudget),
-        None if text == "compile-error" => Ok(FailOn::CompileError),
-        None if text == "over-thread-limit" => Ok(FailOn::OverThreadLimit),
-        None if text == "spills" => Ok(FailOn::Spills),
-        None if text == "unmapped-files" => Ok(FailOn::UnmappedFiles),
-        None if text == "baseline" => Ok(FailOn::Baseline),
-        None if text == "none-fits" => Ok(FailOn::NoneFits),
-        None if text == "near-budget" => Ok(FailOn::NearBudget(
-            tilefit_core::render::NEAR_BUDGET_FRACTION,
-        )),
-        Some(("near-budget", percent)) => match percent.trim_end_matches('%').parse::<f64>() {
-            Ok(p) if p > 0.0 && p <= 100.0 => Ok(FailOn::NearBudget(p / 100.0)),
-            _ => Err(format!(
-                "`{percent}` is not a percentage in (0, 100]: write `near-budget=85`"
-            )),
-        },
-        _ => Err(format!(
-            "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills or unmapped-files"
-        )),
-    }
-}
-
 /// Where and how a report is written, and the gate; shared by probe, replay and report.
 #[derive(Debug, Args)]
 pub struct OutputArgs {
@@ -157,8 +93,8 @@ pub struct OutputArgs {
     /// that fits), over-budget, compile-error, near-budget[=PCT] (default 90), with
     /// `--resources full` over-thread-limit and spills, and with config files unmapped-files.
     /// Repeat or comma-separate.
-    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = parse_fail_on)]
-    pub fail_on: Vec<FailOn>,
+    #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = Rule::parse)]
+    pub fail_on: Vec<Rule>,
     /// Only findings absent from this earlier report (`--json` of probe or replay) fail the gate:
     /// adopt the gate on code that already has findings.
     #[arg(long, value_name = "OLD.json")]

@@ -4,9 +4,11 @@
 
 mod cli;
 mod commands;
+mod emit;
 mod exit_codes;
 mod failure;
 mod output;
+mod progress;
 mod settings;
 
 use std::process::ExitCode;

@@ -37,39 +37,3 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
         .filter_map(|e| e.downcast_ref::<io::Error>())
         .any(|e| e.kind() == io::ErrorKind::BrokenPipe)
 }
-
-/// A plain-text table: a header row and rows, columns padded to their widest cell. Columns
-/// listed in `right` are right-aligned (numbers).
-pub fn table(header: &[&str], rows: &[Vec<String>], right: &[usize], indent: &str) -> String {
-    let columns = header.len();
-    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
-    for row in rows {
-        for (i, cell) in row.iter().enumerate().take(columns) {
-            widths[i] = widths[i].max(cell.chars().count());
-        }
-    }
-    let line = |cells: Vec<&str>| -> String {
-        let mut out = String::from(indent);
-        for (i, cell) in cells.iter().enumerate() {
-            let pad = widths[i] - cell.chars().count();
-            if right.contains(&i) {
-                out.push_str(&" ".repeat(pad));
-                out.push_str(cell);
-            } else {
-                out.push_str(cell);
-                if i + 1 < cells.len() {
-                    out.push_str(&" ".repeat(pad));
-                }
-            }
-            if i + 1 < cells.len() {
-                out.push_str("  ");
-            }
-        }
-        out.trim_end().to_owned() + "\n"
-    };
-    let mut out = line(header.to_vec());
-    for row in rows {
-        out.push_str(&line(row.iter().map(String::as_str).collect()));
-    }
-    out
-}

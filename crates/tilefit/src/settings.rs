@@ -1,13 +1,19 @@
-//! The one place command-line flags become the library's run settings (ripgrep's lowargs ->
-//! hiargs): probe, replay and verify all get their `compile::Settings` from here.
+//! The one place command-line flags become what the library runs with (ripgrep's lowargs ->
+//! hiargs): the `compile::Settings` of probe, replay, merge and verify, the toolchain asked for,
+//! and each mode resolved once, up front, before any work: a probe is a single run, a version
+//! matrix, a shard or a job dump; a replay is a run, a shard or a listing.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use tilefit_core::compile::{Settings, toolchain};
 
-use crate::cli::{CompileArgs, Resources, VerifyArgs};
-use crate::commands::output;
+use tilefit_core::hint::Hinted;
+use tilefit_core::plan::shard::Shard;
+use tilefit_core::run::toolchains::{Wanted, unsupported};
+
+use crate::cli::{CompileArgs, ProbeArgs, PythonArgs, Resources, VerifyArgs};
+use crate::progress::cancel_on_signals;
 
 /// The number of cores, for `--jobs` left out.
 fn cores() -> usize {
@@ -29,24 +35,24 @@ pub fn from_compile_args(
         binaries: None,
         full_compile: args.full_compile,
         read_resources: args.resources == Resources::Full,
-        cancel: output::cancel_on_signals(),
+        cancel: cancel_on_signals(),
         worker_start: args.worker_start.into(),
     })
 }
 
-/// Settings for verify: the whole compile with binaries kept in `binaries` and read, no result
-/// cache (cached outcomes carry no binaries).
-pub fn for_verify(args: &VerifyArgs, binaries: &Path) -> anyhow::Result<Settings> {
+/// Settings for verify: the whole compile, no result cache (cached outcomes carry no binaries);
+/// the library keeps the binaries in a scratch folder of its own.
+pub fn for_verify(args: &VerifyArgs) -> anyhow::Result<Settings> {
     Ok(Settings {
         jobs: args.jobs.unwrap_or_else(cores),
         use_cache: false,
         job_timeout: Duration::from_secs(args.timeout.max(1)),
         cache_dir: cache_dir()?,
         worker_script: None,
-        binaries: Some(binaries.to_path_buf()),
+        binaries: None,
         full_compile: true,
         read_resources: true,
-        cancel: output::cancel_on_signals(),
+        cancel: cancel_on_signals(),
         worker_start: args.worker_start.into(),
     })
 }
@@ -70,5 +76,110 @@ pub fn for_merge(full_compile: bool, read_resources: bool) -> Settings {
 /// tilefit's cache folder, checked before any work (a `TILEFIT_CACHE_DIR` that is a file is named
 /// as such, not blamed on the spec).
 fn cache_dir() -> anyhow::Result<PathBuf> {
-    toolchain::usable_cache_dir().map_err(|e| crate::failure::hinted(e.to_string(), e.hint()))
+    Ok(toolchain::usable_cache_dir()?)
+}
+
+/// The toolchain the flags ask for.
+pub fn wanted(args: &PythonArgs) -> Wanted {
+    Wanted {
+        python: args.python.clone(),
+        triton: args.triton.clone(),
+    }
+}
+
+/// What `tilefit probe` does, decided from the flags before any work.
+pub enum ProbeMode {
+    /// One run with one Triton.
+    Single,
+    /// The run once per Triton version (`--triton A,B`).
+    Matrix(Vec<String>),
+    /// One shard of the run (`--shard K/N`), its results to `--json`.
+    Shard(Shard),
+    /// The planned jobs to a file, nothing compiled (`--dump-jobs`).
+    DumpJobs(PathBuf),
+}
+
+impl ProbeMode {
+    /// The mode of `tilefit probe`'s flags; flags that do not go together are refused here.
+    pub fn of(args: &ProbeArgs) -> anyhow::Result<ProbeMode> {
+        let shard = shard(args.shard.as_deref(), args.output.json.as_deref())?;
+        if shard.is_some() && (args.dump_jobs.is_some() || args.emit_configs.is_some()) {
+            return Err(Hinted::new(
+                "--shard: `--dump-jobs` and `--emit-configs` need the whole run",
+                "give `--emit-configs` to `tilefit merge` instead",
+            )
+            .into());
+        }
+        if let Some(text) = &args.compile.python.triton {
+            // Checked and deduplicated by `--triton`'s value parser; the same parser splits it.
+            let versions = toolchain::parse_versions(text)?;
+            for version in &versions {
+                if let Some(why) = unsupported(version) {
+                    let hint = if versions.len() > 1 {
+                        "leave it out, or judge with 3.5.1 or later"
+                    } else {
+                        "judge with 3.5.1 or later"
+                    };
+                    let given = if versions.len() > 1 {
+                        format!("--triton {text}: {why}")
+                    } else {
+                        format!("--triton: {why}")
+                    };
+                    return Err(Hinted::new(given, hint).into());
+                }
+            }
+            if versions.len() > 1 {
+                let refuse = |what: &str, hint: &str| -> anyhow::Result<ProbeMode> {
+                    Err(Hinted::new(format!("--triton {text}: {what}"), hint).into())
+                };
+                if args.shard.is_some() {
+                    return refuse(
+                        "a version matrix cannot be sharded",
+                        "shard one version at a time: `--triton 3.6.0 --shard K/N`",
+                    );
+                }
+                if args.dump_jobs.is_some()
+                    || args.emit_configs.is_some()
+                    || args.output.html.is_some()
+                {
+                    return refuse(
+                        "`--dump-jobs`, `--emit-configs` and `--html` take one Triton version",
+                        "run those with `--triton VERSION`",
+                    );
+                }
+                return Ok(ProbeMode::Matrix(versions));
+            }
+        }
+        Ok(match (shard, &args.dump_jobs) {
+            (Some(shard), _) => ProbeMode::Shard(shard),
+            (None, Some(path)) => ProbeMode::DumpJobs(path.clone()),
+            (None, None) => ProbeMode::Single,
+        })
+    }
+}
+
+/// `--shard K/N` or `auto` (from the schedulers' variables); a shard needs `--json`.
+pub fn shard(text: Option<&str>, json: Option<&str>) -> anyhow::Result<Option<Shard>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let shard = if text.trim() == "auto" {
+        Shard::from_env(|name| std::env::var(name).ok())
+    } else {
+        Shard::parse(text)
+    }
+    .map_err(|e| {
+        Hinted::new(
+            format!("--shard: {e}"),
+            "give `--shard 2/3` (or TILEFIT_SHARD=2/3), one value of K per machine",
+        )
+    })?;
+    if json.is_none() {
+        return Err(Hinted::new(
+            "--shard: a shard's results go to a file, for `tilefit merge`",
+            "add `--json shard-K.json`, then run `tilefit merge shard-*.json` once every shard is done",
+        )
+        .into());
+    }
+    Ok(Some(shard))
 }

@@ -2,17 +2,15 @@
 //! `@triton.heuristics`), its `@triton.autotune` list, and the options each backend of the
 //! worker's Triton accepts. Cached under the one key scheme, like compiles.
 
-
 use std::path::Path;
-
 
 use super::cache::{Lookup, ResultCache};
 use super::pool::Pool;
 use super::process::WorkerFault;
 use super::protocol::ReplyError;
-use crate::vocab::Request;
 use crate::plan::{KeyContext, key};
 use crate::vocab::KernelInterface;
+use crate::vocab::Request;
 
 /// Why a kernel could not be inspected.
 #[derive(Debug)]

@@ -19,11 +19,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use super::Reply;
 use super::process::{Worker, WorkerCommand, WorkerFault};
 use super::zygote::{ForkFault, Zygote};
-use super::Reply;
-use crate::vocab::Request;
 use crate::device::Target;
+use crate::vocab::Request;
 
 /// How the pool starts a worker.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]

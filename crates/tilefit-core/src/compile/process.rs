@@ -18,7 +18,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::protocol::Envelope;
-use super::zygote::Zygote;
 use super::{Hello, Reply};
 use crate::vocab::{PROTOCOL_VERSION, Request};
 
@@ -152,8 +151,15 @@ pub(crate) enum Process {
         /// Its process id.
         pid: u32,
         /// The zygote it was forked from.
-        parent: Arc<Zygote>,
+        parent: Arc<dyn Reaper>,
     },
+}
+
+/// What reaps a forked worker and reports how it exited: its zygote. A trait, so this module
+/// knows workers and the zygote module knows this one, not the other way round as well.
+pub(crate) trait Reaper: Send + Sync {
+    /// Wait up to `wait` for `pid` to end and reap it; how it exited, where known.
+    fn reap(&self, pid: u32, wait: Duration) -> Option<WorkerExit>;
 }
 
 impl Worker {

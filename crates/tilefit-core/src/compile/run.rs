@@ -9,12 +9,12 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::cache::{Lookup, ResultCache};
-use crate::digest::sha256;
 use super::outcome::CompileOutcome;
 use super::pool::{Pool, WorkerStart, WorkersUsed};
 use super::process::WorkerCommand;
 use super::protocol::WORKER_SCRIPT;
 use super::toolchain::Toolchain;
+use crate::digest::sha256;
 use crate::plan::Job;
 use crate::vocab::Request;
 

@@ -20,10 +20,10 @@ use std::time::Duration;
 
 use rustix::pipe::{PipeFlags, pipe_with};
 
-use super::process::{Process, Worker, WorkerCommand, WorkerExit, WorkerFault};
+use super::process::{Process, Reaper, Worker, WorkerCommand, WorkerExit, WorkerFault};
 use super::protocol::ChildExit;
-use crate::vocab::Request;
 use crate::device::Target;
+use crate::vocab::Request;
 
 /// Why a zygote could not give a worker: the pool falls back to spawning.
 #[derive(Debug, Clone, thiserror::Error)]
@@ -126,7 +126,7 @@ impl Zygote {
         Worker::connect(
             Process::Forked {
                 pid,
-                parent: Arc::clone(self),
+                parent: Arc::clone(self) as Arc<dyn Reaper>,
             },
             stdin,
             control,
@@ -136,24 +136,6 @@ impl Zygote {
             self.command.startup_timeout,
         )
         .map_err(ForkFault::Zygote)
-    }
-
-    /// How a forked child ended, waiting up to `wait`; `None` while it runs or when the zygote
-    /// cannot say (it is gone, or busy elsewhere past the wait).
-    pub(crate) fn reap(&self, pid: u32, wait: Duration) -> Option<WorkerExit> {
-        let mut worker = self.worker.lock().ok()?;
-        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
-        let reply = worker
-            .request(&Request::Reap { pid, wait_ms }, wait + REAP_SLACK)
-            .ok()?;
-        match reply.body.exit? {
-            ChildExit { running: true, .. } => None,
-            ChildExit {
-                signal: Some(signal),
-                ..
-            } => Some(WorkerExit::Signal(signal)),
-            ChildExit { code, .. } => Some(WorkerExit::Code(code.unwrap_or(-1))),
-        }
     }
 }
 
@@ -169,4 +151,24 @@ const REAP_SLACK: Duration = Duration::from_secs(5);
 /// A pipe, close-on-exec at both ends (no other child started meanwhile inherits them).
 fn pipe() -> Result<(std::os::fd::OwnedFd, std::os::fd::OwnedFd), ForkFault> {
     pipe_with(PipeFlags::CLOEXEC).map_err(|e| ForkFault::Refused(format!("a pipe: {e}")))
+}
+
+impl Reaper for Zygote {
+    /// How a forked child ended, waiting up to `wait`; `None` while it runs or when the zygote
+    /// cannot say (it is gone, or busy elsewhere past the wait).
+    fn reap(&self, pid: u32, wait: Duration) -> Option<WorkerExit> {
+        let mut worker = self.worker.lock().ok()?;
+        let wait_ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        let reply = worker
+            .request(&Request::Reap { pid, wait_ms }, wait + REAP_SLACK)
+            .ok()?;
+        match reply.body.exit? {
+            ChildExit { running: true, .. } => None,
+            ChildExit {
+                signal: Some(signal),
+                ..
+            } => Some(WorkerExit::Signal(signal)),
+            ChildExit { code, .. } => Some(WorkerExit::Code(code.unwrap_or(-1))),
+        }
+    }
 }

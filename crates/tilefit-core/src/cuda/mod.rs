@@ -342,3 +342,9 @@ mod tests {
         assert_eq!(wrong[0].table, Some(232_448));
     }
 }
+
+impl crate::hint::Hint for LiveError {
+    fn hint(&self) -> Option<String> {
+        Some(LiveError::hint(self).to_owned())
+    }
+}

@@ -182,3 +182,9 @@ mod tests {
         assert_eq!(normalize_name("AMD Instinct MI300X"), "mi300x");
     }
 }
+
+impl crate::hint::Hint for LookupError {
+    fn hint(&self) -> Option<String> {
+        Some(LookupError::hint(self))
+    }
+}

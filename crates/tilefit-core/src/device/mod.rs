@@ -17,9 +17,6 @@ pub use listing::{ArchListing, DeviceListing, ProductListing, SourceListing};
 pub use lookup::{LookupError, Resolved};
 pub use names::normalize_name;
 pub use table::{
-    ArchSpec, Backend, DeviceTable, Product, Segment, Source, SourceKind, Sourced, TableError,
+    ArchSpec, Backend, DeviceTable, KIB, Product, Segment, Source, SourceKind, Sourced, TableError,
 };
 pub use target::{Target, TargetDevice};
-
-/// Bytes in one KiB, the unit NVIDIA's tables use for shared memory.
-pub const KIB: u32 = 1024;

@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::KIB;
+use super::table::KIB;
 use super::table::{ArchSpec, Backend};
 
 /// One SM's limits, as the occupancy model needs them; built from an arch of the table that has

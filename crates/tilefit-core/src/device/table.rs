@@ -580,7 +580,7 @@ fn check_arch_relations(arch: &ArchSpec) -> Result<(), TableError> {
     }
     if let Some(carveouts) = &arch.smem_carveouts_kib {
         let largest = carveouts.value.iter().copied().max().unwrap_or(0);
-        if largest * super::KIB != per_sm {
+        if largest * KIB != per_sm {
             return inconsistent(format!(
                 "largest carveout {largest} KiB is not the per-SM capacity {per_sm} bytes"
             ));
@@ -630,4 +630,13 @@ fn build_index(
         }
     }
     Ok(index.into_iter().map(|(k, (t, _))| (k, t)).collect())
+}
+
+/// Bytes in one KiB, the unit NVIDIA's tables use for shared memory.
+pub const KIB: u32 = 1024;
+
+impl crate::hint::Hint for TableError {
+    fn hint(&self) -> Option<String> {
+        Some("this is a bug in tilefit's embedded device table; please report it".to_owned())
+    }
 }

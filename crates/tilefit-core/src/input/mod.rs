@@ -5,7 +5,10 @@
 //! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
 
 pub mod cache_index;
+pub mod caches;
 pub mod config_files;
+pub mod installed;
+pub mod locate;
 pub mod sources;
 pub mod spec;
 pub mod untrusted;

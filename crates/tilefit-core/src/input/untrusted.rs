@@ -186,3 +186,9 @@ mod tests {
         assert!(check_strings(&key).unwrap_err().contains("by_arch"));
     }
 }
+
+impl crate::hint::Hint for UntrustedError {
+    fn hint(&self) -> Option<String> {
+        self.field_hint().map(str::to_owned)
+    }
+}

@@ -3,15 +3,15 @@
 
 use crate::compile::OutcomeError;
 use crate::device::TargetDevice;
-use crate::vocab::AutotuneConfig;
 use crate::input::config_files::FileProblem;
 use crate::input::spec::{ListedConfigs, ProbeSpec};
-use crate::vocab::Config;
 use crate::judge::probe::verdict_on;
 use crate::model::listed::{DeviceFit, FileEntry, FileReport, ListedReport};
 use crate::model::probe::ProbeResult;
 use crate::model::verdict::VerdictCode;
 use crate::plan::listed::{ListedInputs, PreparedFile};
+use crate::vocab::AutotuneConfig;
+use crate::vocab::Config;
 
 /// The inputs [`summarize`] needs besides the results.
 pub struct ListedRun<'a> {

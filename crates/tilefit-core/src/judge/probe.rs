@@ -6,16 +6,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::vocab::CompileJob;
 use crate::compile::CompileOutcome;
 use crate::device::TargetDevice;
 use crate::device::occupancy::{self, BlockNeeds};
 use crate::input::spec::ProbeSpec;
-use crate::vocab::Config;
 use crate::judge::verdict;
 use crate::model::probe::{ProbeResult, Recommendation};
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 use crate::resources::KernelResources;
+use crate::vocab::CompileJob;
+use crate::vocab::Config;
 
 pub(crate) fn result_for(
     config: &Config,

@@ -9,10 +9,10 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::CompileStatus;
 use crate::input::spec::{Preference, RecommendRule};
-use crate::vocab::Config;
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
+use crate::vocab::CompileStatus;
+use crate::vocab::Config;
 
 /// Judge a compile result against one budget.
 pub fn judge(

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::AutotuneConfig;
 use crate::input::config_files::FileProblem;
 use crate::input::spec::ListKind;
 use crate::model::verdict::VerdictCode;
+use crate::vocab::AutotuneConfig;
 
 /// How the listed configs fare on one device, for one workload variant.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

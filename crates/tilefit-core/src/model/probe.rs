@@ -8,13 +8,13 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::CompileJob;
-use crate::vocab::CompileStatus;
 use crate::compile::{OutcomeError, Passed};
 use crate::device::{Backend, TargetDevice};
 use crate::model::listed::ListedReport;
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 use crate::resources::KernelResources;
+use crate::vocab::CompileJob;
+use crate::vocab::CompileStatus;
 
 /// Version of the report's JSON shape.
 pub const REPORT_SCHEMA_VERSION: u32 = 1;

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::vocab::CompileStatus;
 use crate::compile::OutcomeError;
 use crate::device::{Backend, TargetDevice};
 use crate::input::cache_index::{IrArg, Skipped};
 use crate::model::probe::ToolInfo;
 use crate::model::verdict::DeviceVerdict;
+use crate::vocab::CompileStatus;
 
 /// Version of the replay report's JSON shape.
 pub const REPLAY_SCHEMA_VERSION: u32 = 1;

@@ -188,3 +188,9 @@ mod tests {
         assert!(e.hint().contains("edited"), "{}", e.hint());
     }
 }
+
+impl crate::hint::Hint for SavedReportError {
+    fn hint(&self) -> Option<String> {
+        Some(SavedReportError::hint(self).to_owned())
+    }
+}

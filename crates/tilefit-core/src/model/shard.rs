@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::compile::toolchain::Origin;
 use crate::compile::{CompileOutcome, WorkersUsed};
-use crate::vocab::KernelInterface;
 use crate::model::probe::{KernelInfo, ToolInfo};
 use crate::plan::shard::Shard;
+use crate::vocab::KernelInterface;
 
 /// The version of the shard format.
 pub const SHARD_SCHEMA_VERSION: u32 = 1;
@@ -175,6 +175,29 @@ impl ReplayShardReport {
             plan_sha256: &self.plan_sha256,
             inputs: self.invocation.dirs.join(", "),
         }
+    }
+}
+
+/// (jobs this shard compiled, of them FAILED, jobs of the whole run).
+fn tally(outcomes: &[ShardOutcome], total: usize) -> (usize, usize, usize) {
+    let failed = outcomes
+        .iter()
+        .filter(|o| o.outcome.status == crate::vocab::CompileStatus::Failed)
+        .count();
+    (outcomes.len(), failed, total)
+}
+
+impl ShardReport {
+    /// (jobs this shard compiled, of them FAILED, jobs of the whole run).
+    pub fn tally(&self) -> (usize, usize, usize) {
+        tally(&self.outcomes, self.jobs_total)
+    }
+}
+
+impl ReplayShardReport {
+    /// (jobs this shard compiled, of them FAILED, jobs of the whole run).
+    pub fn tally(&self) -> (usize, usize, usize) {
+        tally(&self.outcomes, self.jobs_total)
     }
 }
 

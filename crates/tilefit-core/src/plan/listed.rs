@@ -7,12 +7,15 @@
 
 use serde_json::Value;
 
-use crate::vocab::KernelInterface;
 use crate::device::{DeviceTable, TargetDevice};
-use crate::vocab::AutotuneConfig;
 use crate::input::config_files::{ConfigFile, FileProblem};
-use crate::input::spec::{EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, ProbeSpec, SpecError, VARIANT_KEY};
+use crate::input::spec::{
+    EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, ProbeSpec, SpecError,
+    VARIANT_KEY,
+};
+use crate::vocab::AutotuneConfig;
 use crate::vocab::Config;
+use crate::vocab::KernelInterface;
 
 /// Why listed configs could not be prepared: the spec, or the device table.
 #[derive(Debug, thiserror::Error)]

@@ -8,19 +8,19 @@
 
 use std::fmt::Write as _;
 
-use super::{Exporter, config_rows, devices_by_arch, varying_axes};
-use crate::vocab::CompileStatus;
+use super::exporter::Exporter;
+use super::layout::{config_rows, devices_by_arch};
 use crate::device::TargetDevice;
+use crate::judge::gate::NEAR_BUDGET_FRACTION;
+use crate::model::naming::varying_axes;
 use crate::model::probe::ProbeReport;
 use crate::model::replay::ReplayReport;
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 use crate::units::format_count;
+use crate::vocab::CompileStatus;
 
 /// Self-contained HTML.
 pub struct Html;
-
-/// Share of the budget from which a fitting config counts as near the cliff.
-pub const NEAR_BUDGET_FRACTION: f64 = 0.9;
 
 const STYLE: &str = r#"
 :root { color-scheme: light dark; --bg: #ffffff; --fg: #1f2328; --muted: #59636e; --grid: #d1d9e0;
@@ -92,7 +92,7 @@ impl<'a> Cell<'a> {
             bytes,
             verdict: verdicts.iter().find(|v| v.device == device.device),
             error: error.map(|e| e.message.as_str()),
-            resources: super::resources_cell(resources, verdicts, device),
+            resources: super::sections::resources_cell(resources, verdicts, device),
         }
     }
 }
@@ -177,7 +177,7 @@ fn describe(cell: &Cell<'_>, device: &TargetDevice) -> (&'static str, String, St
 }
 
 /// A table of text cells, first column as row headers.
-fn plain_table(table: &super::Table) -> String {
+fn plain_table(table: &super::layout::Table) -> String {
     let mut out = String::from("<table>\n<thead><tr>");
     for h in &table.header {
         let _ = write!(out, "<th>{}</th>", escape(h));
@@ -396,28 +396,32 @@ impl Exporter<ProbeReport> for Html {
             rows,
         };
         let mut body = format!("<section>\n<h2>{}</h2>\n", escape(&grid.title));
-        let fixed = super::fixed_settings(report, &varying);
+        let fixed = super::layout::fixed_settings(report, &varying);
         if !fixed.is_empty() {
             let _ = writeln!(body, "<p class=\"muted\">Every row: {}</p>", escape(&fixed));
         }
         body.push_str(&heatmap(&grid));
         body.push_str("<h3>Against each budget line</h3>\n");
         body.push_str(&budget_charts(&grid));
-        if let Some(table) = super::resources_table(report) {
-            let _ = writeln!(body, "<h3>{}</h3>", escape(super::RESOURCES_HEADING));
+        if let Some(table) = super::sections::resources_table(report) {
+            let _ = writeln!(
+                body,
+                "<h3>{}</h3>",
+                escape(super::sections::RESOURCES_HEADING)
+            );
             body.push_str(&plain_table(&table));
         }
-        if let Some((heading, table)) = super::listed_table(report) {
+        if let Some((heading, table)) = super::sections::listed_table(report) {
             let _ = writeln!(body, "<h3>{}</h3>", escape(&heading));
             body.push_str(&plain_table(&table));
         }
-        let files = super::file_lines(report);
+        let files = super::sections::file_lines(report);
         if !files.is_empty() {
             body.push_str(&list_section("Config files", &files));
         }
         body.push_str("</section>\n");
         body.push_str(&recommendations(report));
-        body.push_str(&problem_list(&super::problems(report)));
+        body.push_str(&problem_list(&super::layout::problems(report)));
         let inputs = [
             ("tilefit", report.tool.version.clone()),
             (
@@ -461,13 +465,13 @@ fn recommendations(report: &ProbeReport) -> String {
     }
     let mut out = format!(
         "<section>\n<h2>Recommended config per device</h2>\n<p class=\"muted\">{}</p>\n",
-        escape(&super::rule_text(report))
+        escape(&super::layout::rule_text(report))
     );
-    for (variant, recommendations) in super::recommendations_by_variant(report) {
+    for (variant, recommendations) in super::layout::recommendations_by_variant(report) {
         if !variant.is_empty() {
             let _ = writeln!(out, "<h3>{}</h3>", escape(&variant));
         }
-        let table = super::recommendation_table(report, &recommendations);
+        let table = super::layout::recommendation_table(report, &recommendations);
         out.push_str("<table>\n<tr>");
         for header in &table.header {
             let _ = write!(out, "<th>{}</th>", escape(header));

@@ -3,7 +3,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Exporter, Table};
+use super::exporter::Exporter;
+use super::layout::Table;
 use crate::model::probe::ProbeReport;
 
 /// Markdown for GitHub.
@@ -57,21 +58,21 @@ impl Exporter<ProbeReport> for Markdown {
             "### tilefit: `{}` shared memory per block\n\n",
             report.kernel.function
         );
-        let varying = super::varying_axes(report);
-        let fixed = super::fixed_settings(report, &varying);
+        let varying = crate::model::naming::varying_axes(report);
+        let fixed = super::layout::fixed_settings(report, &varying);
         if !fixed.is_empty() {
             let _ = writeln!(out, "Every row: `{fixed}`\n");
         }
-        out.push_str(&draw(&super::sweep_table(report)));
-        if let Some(table) = super::resources_table(report) {
-            let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
+        out.push_str(&draw(&super::layout::sweep_table(report)));
+        if let Some(table) = super::sections::resources_table(report) {
+            let _ = writeln!(out, "\n**{}**\n", super::sections::RESOURCES_HEADING);
             out.push_str(&draw(&table));
         }
-        if let Some((heading, table)) = super::listed_table(report) {
+        if let Some((heading, table)) = super::sections::listed_table(report) {
             let _ = writeln!(out, "\n**{heading}**\n");
             out.push_str(&draw(&table));
         }
-        let files = super::file_lines(report);
+        let files = super::sections::file_lines(report);
         if !files.is_empty() {
             out.push_str("\n**Config files**\n\n");
             for line in files {
@@ -82,20 +83,20 @@ impl Exporter<ProbeReport> for Markdown {
             let _ = writeln!(
                 out,
                 "\n**Recommended config per device** ({})\n",
-                super::rule_text(report)
+                super::layout::rule_text(report)
             );
         }
-        for (variant, recommendations) in super::recommendations_by_variant(report) {
+        for (variant, recommendations) in super::layout::recommendations_by_variant(report) {
             if !variant.is_empty() {
                 let _ = writeln!(out, "`{variant}`\n");
             }
-            out.push_str(&draw(&super::recommendation_table(
+            out.push_str(&draw(&super::layout::recommendation_table(
                 report,
                 &recommendations,
             )));
             out.push('\n');
         }
-        let (needs, _) = super::change_summary(report);
+        let (needs, _) = super::layout::change_summary(report);
         if !needs.is_empty() {
             let _ = writeln!(
                 out,
@@ -103,7 +104,7 @@ impl Exporter<ProbeReport> for Markdown {
                 needs.join(", ")
             );
         }
-        let problems = super::problems(report);
+        let problems = super::layout::problems(report);
         if !problems.is_empty() {
             out.push_str("<details><summary>Did not compile, or failed</summary>\n\n");
             for line in problems {
@@ -111,7 +112,7 @@ impl Exporter<ProbeReport> for Markdown {
             }
             out.push_str("\n</details>\n\n");
         }
-        let _ = writeln!(out, "<sub>{}</sub>", super::footer(report));
+        let _ = writeln!(out, "<sub>{}</sub>", super::layout::footer(report));
         out
     }
 }

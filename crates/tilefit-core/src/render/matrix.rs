@@ -4,7 +4,10 @@
 
 use std::fmt::Write as _;
 
-use super::{Exporter, Markdown, Table, Terminal};
+use super::exporter::Exporter;
+use super::layout::Table;
+use super::markdown::Markdown;
+use super::terminal::Terminal;
 use crate::model::diff::ReportDiff;
 use crate::model::matrix::MatrixReport;
 use crate::units::format_count;
@@ -16,7 +19,7 @@ fn matrix_table(report: &MatrixReport) -> Option<Table> {
     let tables: Vec<(String, Table)> = report
         .versions
         .iter()
-        .map(|r| (r.triton_version.clone(), super::sweep_table(r)))
+        .map(|r| (r.triton_version.clone(), super::layout::sweep_table(r)))
         .collect();
     let (_, first) = tables.first()?;
     let mut header = vec![first.header[0].clone()];
@@ -138,14 +141,14 @@ fn export_matrix(
             out,
             "\n{heading}Recommended config per device under Triton {} ({})",
             version.triton_version,
-            super::rule_text(version)
+            super::layout::rule_text(version)
         );
-        for (variant, recommendations) in super::recommendations_by_variant(version) {
+        for (variant, recommendations) in super::layout::recommendations_by_variant(version) {
             if !variant.is_empty() {
                 let _ = writeln!(out, "  {variant}");
             }
             out.push_str(&draw(
-                &super::recommendation_table(version, &recommendations),
+                &super::layout::recommendation_table(version, &recommendations),
                 "    ",
             ));
         }
@@ -157,7 +160,7 @@ fn export_matrix(
         }
     }
     for version in &report.versions {
-        let _ = writeln!(out, "\n{}", super::footer(version));
+        let _ = writeln!(out, "\n{}", super::layout::footer(version));
     }
     out
 }

@@ -4,9 +4,12 @@
 
 use std::fmt::Write as _;
 
-use super::Findings as _;
-use super::{Exporter, Markdown, Table, Terminal, device_columns, devices_by_arch, verdict_cell};
+use super::exporter::Exporter;
+use super::layout::{Table, device_columns, devices_by_arch, verdict_cell};
+use super::markdown::Markdown;
+use super::terminal::Terminal;
 use crate::device::TargetDevice;
+use crate::judge::findings::Findings as _;
 use crate::model::replay::{KernelVariant, ReplayReport, ReplayResult};
 use crate::units::format_count;
 
@@ -72,7 +75,7 @@ fn resources_table(report: &ReplayReport) -> Option<Table> {
         .map(|(index, variant)| {
             let mut row = vec![format!("{} #{}", variant.name, variant.id)];
             row.extend(device_cells(report, index, &devices, |r, device| {
-                super::resources_cell(r.resources.as_ref(), &r.verdicts, device)
+                super::sections::resources_cell(r.resources.as_ref(), &r.verdicts, device)
             }));
             row
         })
@@ -154,7 +157,7 @@ fn variant_lines(report: &ReplayReport) -> Vec<String> {
 
 /// Distinct compile problems per arch.
 pub(crate) fn problems(report: &ReplayReport) -> Vec<String> {
-    super::distinct_problems(report.results.iter().map(|r| {
+    super::layout::distinct_problems(report.results.iter().map(|r| {
         (
             r.arch.as_str(),
             format!("{} #{}", r.kernel.name, r.kernel.id),
@@ -211,7 +214,7 @@ impl Exporter<ReplayReport> for Terminal {
         );
         out.push_str(&super::terminal::draw(&table(report), ""));
         if let Some(table) = resources_table(report) {
-            let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
+            let _ = writeln!(out, "\n{}", super::sections::RESOURCES_HEADING);
             out.push_str(&super::terminal::draw(&table, ""));
         }
         out.push_str("\nVariants\n");
@@ -253,7 +256,7 @@ impl Exporter<ReplayReport> for Markdown {
         );
         out.push_str(&super::markdown::draw(&table(report)));
         if let Some(table) = resources_table(report) {
-            let _ = writeln!(out, "\n**{}**\n", super::RESOURCES_HEADING);
+            let _ = writeln!(out, "\n**{}**\n", super::sections::RESOURCES_HEADING);
             out.push_str(&super::markdown::draw(&table));
         }
         out.push_str("\n<details><summary>Variants</summary>\n\n");

@@ -3,8 +3,10 @@
 //! config files, the per-device fit and the per-file verdicts. Each returns a [`Table`] or lines;
 //! the formats only draw them.
 
-use super::{Table, config_grid, config_text, device_columns, devices_by_arch, varying_axes};
+use super::layout::{Table, config_grid, device_columns, devices_by_arch};
 use crate::device::TargetDevice;
+use crate::model::naming::listed_label;
+use crate::model::naming::{config_text, varying_axes};
 use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
 use crate::resources::KernelResources;
@@ -64,27 +66,6 @@ pub(crate) fn resources_table(report: &ProbeReport) -> Option<Table> {
 
 /// The heading of the resources table.
 pub(crate) const RESOURCES_HEADING: &str = "Registers per thread, spills and resident blocks per SM (read from each binary; blocks from NVIDIA's occupancy model, limited by smem, regs, threads or blocks)";
-
-/// `#5`: an autotune config's place in the kernel's list, or a config file config's number among
-/// the distinct configs of the files.
-pub(crate) fn listed_label(report: &ProbeReport, config_index: usize) -> String {
-    let Some(listed) = &report.listed else {
-        return String::new();
-    };
-    let autotune: Vec<String> = listed
-        .origins
-        .get(config_index)
-        .into_iter()
-        .flatten()
-        .filter_map(|o| o.strip_prefix("autotune "))
-        .map(str::to_owned)
-        .collect();
-    if autotune.is_empty() {
-        format!("#{}", config_index % listed.distinct.max(1))
-    } else {
-        autotune.join("/")
-    }
-}
 
 /// The heading and the per-device table of a sweep from listed configs: how many fit, which
 /// miss and by how much, and the devices where none fits.

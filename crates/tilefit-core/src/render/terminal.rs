@@ -4,7 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Exporter, Table};
+use super::exporter::Exporter;
+use super::layout::Table;
 use crate::model::probe::ProbeReport;
 
 /// Text for a terminal.
@@ -40,6 +41,24 @@ pub(super) fn draw(table: &Table, indent: &str) -> String {
     out
 }
 
+/// A plain-text table: a header row and rows, columns padded to their widest cell; columns in
+/// `right` right-aligned. The one table drawer of every command's text.
+pub(crate) fn table(
+    header: &[&str],
+    rows: &[Vec<String>],
+    right: &[usize],
+    indent: &str,
+) -> String {
+    draw(
+        &Table {
+            header: header.iter().map(|h| (*h).to_owned()).collect(),
+            rows: rows.to_vec(),
+            numeric: right.to_vec(),
+        },
+        indent,
+    )
+}
+
 impl Exporter<ProbeReport> for Terminal {
     fn export(&self, report: &ProbeReport) -> String {
         let mut out = format!(
@@ -47,13 +66,13 @@ impl Exporter<ProbeReport> for Terminal {
             report.kernel.function,
             crate::escape::control(&report.kernel.file)
         );
-        let varying = super::varying_axes(report);
-        let fixed = super::fixed_settings(report, &varying);
+        let varying = crate::model::naming::varying_axes(report);
+        let fixed = super::layout::fixed_settings(report, &varying);
         if !fixed.is_empty() {
             let _ = writeln!(out, "every row: {fixed}");
         }
         out.push('\n');
-        let (table, hidden) = super::compact_sweep_table(report);
+        let (table, hidden) = super::layout::compact_sweep_table(report);
         out.push_str(&draw(&table, ""));
         if hidden > 0 {
             let _ = writeln!(
@@ -61,15 +80,15 @@ impl Exporter<ProbeReport> for Terminal {
                 "({hidden} more configs fit every device they were compiled for; --markdown and --json list every row)"
             );
         }
-        if let Some(table) = super::resources_table(report) {
-            let _ = writeln!(out, "\n{}", super::RESOURCES_HEADING);
+        if let Some(table) = super::sections::resources_table(report) {
+            let _ = writeln!(out, "\n{}", super::sections::RESOURCES_HEADING);
             out.push_str(&draw(&table, ""));
         }
-        if let Some((heading, table)) = super::listed_table(report) {
+        if let Some((heading, table)) = super::sections::listed_table(report) {
             let _ = writeln!(out, "\n{heading}");
             out.push_str(&draw(&table, "    "));
         }
-        let files = super::file_lines(report);
+        let files = super::sections::file_lines(report);
         if !files.is_empty() {
             out.push_str("\nConfig files\n");
             for line in files {
@@ -81,19 +100,19 @@ impl Exporter<ProbeReport> for Terminal {
             let _ = writeln!(
                 out,
                 "\nRecommended config per device ({})",
-                super::rule_text(report)
+                super::layout::rule_text(report)
             );
         }
-        for (variant, recommendations) in super::recommendations_by_variant(report) {
+        for (variant, recommendations) in super::layout::recommendations_by_variant(report) {
             if !variant.is_empty() {
                 let _ = writeln!(out, "  {variant}");
             }
             out.push_str(&draw(
-                &super::recommendation_table(report, &recommendations),
+                &super::layout::recommendation_table(report, &recommendations),
                 "    ",
             ));
         }
-        let (needs, keeps) = super::change_summary(report);
+        let (needs, keeps) = super::layout::change_summary(report);
         if !needs.is_empty() {
             let _ = writeln!(
                 out,
@@ -108,14 +127,14 @@ impl Exporter<ProbeReport> for Terminal {
                 keeps.join(", ")
             );
         }
-        let problems = super::problems(report);
+        let problems = super::layout::problems(report);
         if !problems.is_empty() {
             out.push_str("\nDid not compile, or failed\n");
             for line in problems {
                 let _ = writeln!(out, "  {line}");
             }
         }
-        let _ = writeln!(out, "\n{}", super::footer(report));
+        let _ = writeln!(out, "\n{}", super::layout::footer(report));
         out
     }
 }

@@ -12,25 +12,27 @@
 
 use std::time::Instant;
 
-use crate::vocab::CompileJob;
-use crate::vocab::CompileStatus;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{self, CompileOutcome, Event, InspectError, OutcomeError, Scratch, Settings, WorkerFault};
-use crate::vocab::KernelInterface;
-use crate::plan::KeyContext;
+use crate::compile::{
+    self, CompileOutcome, Event, InspectError, OutcomeError, Scratch, Settings, WorkerFault,
+};
 use crate::device::TargetDevice;
 use crate::input::spec::{ListKind, Preference, ProbeSpec, SpecError};
-use crate::vocab::Config;
 use crate::judge::listed::summarize_listed;
 use crate::judge::probe::{recommend, result_for};
 use crate::model::probe::{
     KernelInfo, ProbeReport, ProbeResult, ProbeStats, REPORT_SCHEMA_VERSION, RuleSummary, ToolInfo,
 };
 use crate::model::shard::{Invocation, SHARD_SCHEMA_VERSION, ShardOutcome, ShardReport};
+use crate::plan::KeyContext;
 use crate::plan::job;
 use crate::plan::jobs::{PlannedJob, plan_jobs};
 use crate::plan::listed::{ListedError, Prepared, prepare_listed};
 use crate::plan::shard::{self, Shard};
+use crate::vocab::CompileJob;
+use crate::vocab::CompileStatus;
+use crate::vocab::Config;
+use crate::vocab::KernelInterface;
 
 /// Why a probe could not run.
 #[derive(Debug, thiserror::Error)]
@@ -633,4 +635,20 @@ pub fn plan(
         .iter()
         .map(|planned: &PlannedJob| planned.compile_job().clone())
         .collect())
+}
+
+impl crate::hint::Hint for ProbeError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ProbeError::Spec(e) => Some(e.hint()),
+            ProbeError::Table(e) => crate::hint::Hint::hint(e),
+            ProbeError::Kernel { .. } => Some(
+                "check the function is decorated with @triton.jit; where the file imports what is not installed, tilefit extracts the kernel, and `[globals]` gives the names it cannot evaluate".to_owned(),
+            ),
+            ProbeError::Shards(_) => Some(
+                "merge the `--json` files of every shard of one run (`--shard 1/N` .. `N/N`), made from the same spec and Triton".to_owned(),
+            ),
+            ProbeError::Worker(_) | ProbeError::Io { .. } => None,
+        }
+    }
 }

@@ -15,12 +15,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::vocab::CompileStatus;
 use crate::compile::WorkerFault;
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{self, CompileOutcome, Event, Scratch, Settings};
-use crate::plan::{Job, KeyContext};
-use crate::vocab::Request;
 use crate::device::{Target, TargetDevice};
 use crate::input::cache_index::{CacheIndex, CachedKernel, PORTABLE_OPTIONS};
 use crate::judge::probe::judge_on;
@@ -34,6 +31,9 @@ use crate::model::shard::{
 };
 use crate::plan::jobs::fleet_archs;
 use crate::plan::shard::{self, Shard};
+use crate::plan::{Job, KeyContext};
+use crate::vocab::CompileStatus;
+use crate::vocab::Request;
 
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -50,6 +50,17 @@ pub enum ReplayError {
         #[source]
         source: WorkerFault,
     },
+}
+
+impl crate::hint::Hint for ReplayError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ReplayError::Shards(_) => Some(
+                "merge the `--json` files of every shard of one replay, made from the same caches (give them with `--caches` if they moved)".to_owned(),
+            ),
+            ReplayError::Worker { .. } => None,
+        }
+    }
 }
 
 static MAKE_RANGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

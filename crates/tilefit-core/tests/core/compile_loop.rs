@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use tilefit_core::cancel::Cancel;
 use tilefit_core::compile::{self, ErrorKind, Event, Pool, Settings, WorkerCommand};
+use tilefit_core::device::{Backend, Target};
 use tilefit_core::plan::{Job, KeyContext};
 use tilefit_core::vocab::{CompileJob, Request};
-use tilefit_core::device::{Backend, Target};
 
 fn settings(name: &str) -> Settings {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))

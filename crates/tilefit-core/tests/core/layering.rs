@@ -25,7 +25,7 @@ const MAX_COMMAND_LINES: usize = 120;
 /// and the layers below; within a layer, modules may import each other (cycles are caught apart).
 const LIBRARY_LAYERS: &[&[&str]] = &[
     // Small helpers every stage may use: no domain knowledge.
-    &["units", "escape", "cancel", "digest"],
+    &["units", "escape", "cancel", "digest", "hint"],
     // The fleet: the sourced device table, names, occupancy.
     &["device"],
     // The leaf vocabulary: kernel source, load mode, descriptors, autotune configs, job
@@ -50,10 +50,16 @@ const LIBRARY_LAYERS: &[&[&str]] = &[
 
 /// The binary's modules, lowest layer first.
 const BINARY_LAYERS: &[&[&str]] = &[
+    // clap only, and the exit codes.
     &["cli", "exit_codes"],
-    &["output", "failure", "settings"],
-    &["commands::shared"],
+    // Writing to stdout and stderr; an error chain worded.
+    &["output", "failure"],
+    // What every command shares: flags resolved into settings and modes, progress, where a
+    // report goes and what it exits with.
+    &["settings", "progress", "emit"],
+    // One file per command; none imports another.
     &["commands::*"],
+    // The dispatch, and `main`.
     &["commands"],
     &["main"],
 ];
@@ -316,7 +322,8 @@ fn paths_in(code: &str) -> Vec<(usize, String, bool)> {
         let start = from + at;
         from = start + 4;
         let before = code[..start].trim_end();
-        let boundary = start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
+        let boundary =
+            start == 0 || !(bytes[start - 1].is_ascii_alphanumeric() || bytes[start - 1] == b'_');
         let is_item = before.is_empty()
             || before.ends_with(';')
             || before.ends_with('}')
@@ -344,7 +351,10 @@ fn paths_in(code: &str) -> Vec<(usize, String, bool)> {
         let starts = ["crate::", "super::", "self::"]
             .iter()
             .any(|p| rest.starts_with(p));
-        let boundary = k == 0 || !(bytes[k - 1].is_ascii_alphanumeric() || bytes[k - 1] == b'_' || bytes[k - 1] == b':');
+        let boundary = k == 0
+            || !(bytes[k - 1].is_ascii_alphanumeric()
+                || bytes[k - 1] == b'_'
+                || bytes[k - 1] == b':');
         if starts && boundary && !uses.iter().any(|(s, e)| (*s..*e).contains(&k)) {
             let len = rest
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
@@ -486,7 +496,8 @@ impl Crate {
             let Some(absolute) = self.absolute(module, &written) else {
                 continue;
             };
-            if let (Some(target), Some(named)) = (self.target(&absolute, 0), self.named(&absolute)) {
+            if let (Some(target), Some(named)) = (self.target(&absolute, 0), self.named(&absolute))
+            {
                 if target != file || named != file {
                     out.push(Import {
                         line,
@@ -657,21 +668,16 @@ fn binary_layer(module: &[String]) -> Option<usize> {
     BINARY_LAYERS.iter().position(|layer| {
         layer.iter().any(|entry| {
             *entry == name
-                || entry.strip_suffix("::*").is_some_and(|parent| {
-                    module.len() == 2 && module[0] == parent && name != "commands::shared"
-                })
-                || entry.strip_suffix("::shared").is_some_and(|_| {
-                    *entry == name || name.starts_with(&format!("{entry}::"))
-                })
+                || entry
+                    .strip_suffix("::*")
+                    .is_some_and(|parent| module.len() == 2 && module[0] == parent)
         })
     })
 }
 
 /// Command files that import another command file.
 fn commands_importing_commands(krate: &Crate) -> Vec<String> {
-    let is_command = |module: &[String]| {
-        module.len() == 2 && module[0] == "commands" && module[1] != "shared"
-    };
+    let is_command = |module: &[String]| module.len() == 2 && module[0] == "commands";
     let mut out = Vec::new();
     for (f, imports) in krate.imports.iter().enumerate() {
         if !is_command(&krate.files[f].module) {
@@ -680,7 +686,7 @@ fn commands_importing_commands(krate: &Crate) -> Vec<String> {
         for import in imports {
             if is_command(&krate.files[import.target].module) {
                 out.push(format!(
-                    "{}:{}: `{}`: a command imports another command ({}); move what they share into the library or `commands::shared`",
+                    "{}:{}: `{}`: a command imports another command ({}); move what they share into the library, or into `settings` or `emit`",
                     krate.display(f),
                     import.line,
                     import.written,
@@ -711,10 +717,8 @@ fn violations(library_src: &Path, binary_src: &Path) -> Vec<String> {
                     file.lines
                 ));
             }
-            let command = krate.name == "tilefit"
-                && file.module.len() == 2
-                && file.module[0] == "commands"
-                && file.module[1] != "shared";
+            let command =
+                krate.name == "tilefit" && file.module.len() == 2 && file.module[0] == "commands";
             if command && file.lines > MAX_COMMAND_LINES {
                 out.push(format!(
                     "{}: a command of {} lines, over {MAX_COMMAND_LINES}: move the work into the library",
@@ -747,24 +751,20 @@ fn the_code_keeps_its_layers_has_no_cycles_and_no_long_files() {
 #[test]
 fn a_planted_wrong_import_fails_and_is_named() {
     let root = root();
-    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
-        "layering-planted-{}",
-        std::process::id()
-    ));
+    let scratch = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("layering-planted-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&scratch);
     copy_tree(&root.join("crates/tilefit-core/src"), &scratch.join("core"));
     copy_tree(&root.join("crates/tilefit/src"), &scratch.join("bin"));
     let table = scratch.join("core/device/table.rs");
     let text = std::fs::read_to_string(&table).unwrap();
-    std::fs::write(
-        &table,
-        format!("use crate::render::Terminal;\n{text}"),
-    )
-    .unwrap();
+    std::fs::write(&table, format!("use crate::render::Terminal;\n{text}")).unwrap();
     let found = violations(&scratch.join("core"), &scratch.join("bin"));
     let _ = std::fs::remove_dir_all(&scratch);
     assert!(
-        found.iter().any(|v| v.contains("device/table.rs:1: `crate::render::Terminal` imports upward")),
+        found
+            .iter()
+            .any(|v| v.contains("device/table.rs:1: `crate::render::Terminal` imports upward")),
         "{found:#?}"
     );
 }
@@ -774,9 +774,16 @@ fn a_planted_wrong_import_fails_and_is_named() {
 fn use_trees_paths_and_comments() {
     assert_eq!(
         expand("crate::a::{b, c::{d as e, self}, f}"),
-        ["crate::a::b", "crate::a::c::d", "crate::a::c", "crate::a::f"]
+        [
+            "crate::a::b",
+            "crate::a::c::d",
+            "crate::a::c",
+            "crate::a::f"
+        ]
     );
-    let code = strip("use crate::a::B; // crate::x::Y\nlet s = \"crate::z::W\"; let c = '\"'; super::q::r();\n");
+    let code = strip(
+        "use crate::a::B; // crate::x::Y\nlet s = \"crate::z::W\"; let c = '\"'; super::q::r();\n",
+    );
     let paths: Vec<(usize, String)> = paths_in(&code)
         .into_iter()
         .map(|(line, path, _)| (line, path))
@@ -785,7 +792,9 @@ fn use_trees_paths_and_comments() {
         paths,
         [(1, "crate::a::B".to_owned()), (2, "super::q::r".to_owned())]
     );
-    let tests = without_tests("fn a() {}\n#[cfg(test)]\nmod tests {\n use crate::x::Y;\n}\nuse crate::b::C;\n");
+    let tests = without_tests(
+        "fn a() {}\n#[cfg(test)]\nmod tests {\n use crate::x::Y;\n}\nuse crate::b::C;\n",
+    );
     let paths: Vec<String> = paths_in(&tests).into_iter().map(|(_, p, _)| p).collect();
     assert_eq!(paths, ["crate::b::C"]);
     assert_eq!(

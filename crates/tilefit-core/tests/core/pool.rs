@@ -4,10 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tilefit_core::vocab::CompileJob;
 use tilefit_core::compile::{Pool, WorkerCommand};
-use tilefit_core::vocab::Request;
 use tilefit_core::device::{Backend, Target};
+use tilefit_core::vocab::CompileJob;
+use tilefit_core::vocab::Request;
 
 fn fake_worker() -> WorkerCommand {
     let script =

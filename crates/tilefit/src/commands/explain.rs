@@ -1,31 +1,29 @@
-//! `tilefit explain`: read a pasted resource error (from the arguments or stdin) and word the
-//! library's [`Explanation`] for a person, or print it as JSON.
+//! `tilefit explain`: read a pasted resource error (from the arguments or stdin) and print the
+//! library's explanation for a person, or as JSON.
 
-use std::fmt::Write as _;
 use std::io::Read as _;
 
 use anyhow::Context as _;
 use tilefit_core::device::DeviceTable;
-use tilefit_core::explain::{ArchBudget, Explanation, Finding, Reporter, explain};
-use tilefit_core::units::{format_bytes, format_count};
+use tilefit_core::explain::explain;
 
 use crate::cli::ExplainArgs;
 use crate::exit_codes;
-use crate::failure::hinted;
 use crate::output;
 
 pub fn run(args: &ExplainArgs) -> anyhow::Result<u8> {
     let message = read_message(&args.message)?;
     let table = DeviceTable::builtin().context("loading the embedded device table")?;
-    let explanation = explain(&message, table).map_err(|e| hinted(e.to_string(), e.hint()))?;
+    let explanation = explain(&message, table)?;
     if args.json {
         output::print_json(&explanation)?;
     } else {
-        output::print(&render(&explanation))?;
+        output::print(&tilefit_core::render::explain::text(&explanation))?;
     }
     Ok(exit_codes::OK)
 }
 
+/// The message: the arguments joined, or standard input when there are none (or `-`).
 fn read_message(words: &[String]) -> anyhow::Result<String> {
     if words.is_empty() || (words.len() == 1 && words[0] == "-") {
         let mut text = String::new();
@@ -35,141 +33,4 @@ fn read_message(words: &[String]) -> anyhow::Result<String> {
         return Ok(text);
     }
     Ok(words.join(" "))
-}
-
-fn headline(finding: &Finding) -> String {
-    match finding {
-        Finding::SharedMemory {
-            required,
-            limit,
-            reporter,
-            kernel,
-        } => {
-            let who = match reporter {
-                Reporter::Triton => "Triton (at the kernel's first launch)",
-                Reporter::LlvmAmdgpu => "LLVM's AMDGPU backend (at compile time)",
-            };
-            let kernel = kernel
-                .as_deref()
-                .map(|k| format!(" `{k}`"))
-                .unwrap_or_default();
-            let verdict = if required > limit {
-                format!("Over by {}.", format_bytes(required - limit))
-            } else {
-                "That fits; the message is odd.".to_owned()
-            };
-            format!(
-                "Shared memory: the kernel{kernel} needs {} per block; the device allows {} per block. {verdict}\nReported by {who}.",
-                format_bytes(*required),
-                format_bytes(*limit)
-            )
-        }
-        Finding::StaticSharedMemory {
-            required,
-            limit,
-            kernel,
-        } => format!(
-            "Static shared memory: kernel{} declares {} of `__shared__` arrays; ptxas allows {} of static shared memory. Over by {}.",
-            kernel
-                .as_deref()
-                .map(|k| format!(" `{k}`"))
-                .unwrap_or_default(),
-            format_bytes(*required),
-            format_bytes(*limit),
-            format_bytes(required.saturating_sub(*limit))
-        ),
-        Finding::Threads { required, limit } => format!(
-            "Threads: the kernel launches {} threads per block, but at its register count the driver allows only {}.",
-            format_count(*required),
-            format_count(*limit)
-        ),
-        Finding::TensorMemory { required, limit } => format!(
-            "Tensor memory: the kernel needs {required} columns; {limit} are available. Over by {}.",
-            required.saturating_sub(*limit)
-        ),
-        Finding::LaunchOutOfResources => {
-            "Launch out of resources: CUDA refused to launch the kernel with this block size."
-                .to_owned()
-        }
-        Finding::DynamicSharedMemoryRejected { requested } => format!(
-            "Rejected max-dynamic-shared-memory attribute{}.",
-            requested
-                .map(|r| format!(": {} asked for", format_bytes(r)))
-                .unwrap_or_default()
-        ),
-    }
-}
-
-fn arch_rows(rows: &[ArchBudget], show_margin: bool) -> String {
-    let table_rows: Vec<Vec<String>> = rows
-        .iter()
-        .map(|r| {
-            let margin = if r.margin >= 0 {
-                format!("{} to spare", format_count(r.margin.unsigned_abs()))
-            } else {
-                format!("over by {}", format_count(r.margin.unsigned_abs()))
-            };
-            let mut row = vec![r.arch.clone(), format_count(r.budget)];
-            if show_margin {
-                row.push(margin);
-            }
-            row.push(if r.products.is_empty() {
-                "-".to_owned()
-            } else {
-                r.products.join(", ")
-            });
-            row
-        })
-        .collect();
-    let header: &[&str] = if show_margin {
-        &["arch", "budget/block", "margin", "devices"]
-    } else {
-        &["arch", "budget/block", "devices"]
-    };
-    output::table(header, &table_rows, &[1], "  ")
-}
-
-fn render(explanation: &Explanation) -> String {
-    let mut out = headline(&explanation.finding);
-    out.push('\n');
-    if !explanation.notes.is_empty() {
-        out.push_str("\nWhat the numbers mean\n");
-        for note in &explanation.notes {
-            let _ = writeln!(out, "  - {note}");
-        }
-    }
-    if !explanation.limit_matches.is_empty() {
-        out.push_str("\nDevices with exactly this limit (they all fail this way)\n");
-        out.push_str(&arch_rows(&explanation.limit_matches, false));
-    }
-    if !explanation.fits.is_empty() {
-        out.push_str("\nWould fit\n");
-        out.push_str(&arch_rows(&explanation.fits, true));
-    }
-    // The devices that print exactly this message are listed above; repeat only the others.
-    let others: Vec<ArchBudget> = explanation
-        .does_not_fit
-        .iter()
-        .filter(|row| !explanation.limit_matches.iter().any(|m| m.arch == row.arch))
-        .cloned()
-        .collect();
-    if !others.is_empty() {
-        let heading = if explanation.limit_matches.is_empty() {
-            "Would not fit"
-        } else {
-            "Would not fit either"
-        };
-        let _ = writeln!(out, "\n{heading}");
-        out.push_str(&arch_rows(&others, true));
-    }
-    if !explanation.advice.is_empty() {
-        out.push_str("\nWhat to change\n");
-        for advice in &explanation.advice {
-            let _ = writeln!(out, "  - {}", advice.text);
-        }
-    }
-    if let Some(command) = &explanation.next_command {
-        let _ = writeln!(out, "\nFind the largest config that fits:\n  {command}");
-    }
-    out
 }

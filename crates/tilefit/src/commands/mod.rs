@@ -3,9 +3,7 @@
 mod devices;
 mod diff;
 mod explain;
-mod matrix;
 mod merge;
-pub(crate) mod output;
 mod probe;
 mod replay;
 mod report;

@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{FieldError, SpecError, TRITON_DTYPES, scalar};
+use super::error::{FieldError, SpecError};
+use super::values::{TRITON_DTYPES, scalar};
 use crate::vocab::{DESCRIPTOR_TYPE, Descriptor, NONE_TYPE};
 
 /// A kernel argument as the spec writes it, before placeholders are filled in.

@@ -6,7 +6,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::args::{ArgTemplate, arg_template};
-use super::{FieldError, SpecError, fixed_values};
+use super::error::{FieldError, SpecError};
+use super::values::fixed_values;
 
 /// `[files]`: how an engine's launcher turns a config file's entry into a launch.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -4,40 +4,31 @@
 //! parameter list (known only after Triton imports the kernel) happens in `plan::job`.
 
 mod args;
+mod error;
 mod files;
 mod recommend;
 mod sweep;
+mod values;
 
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use serde_json::Value;
 
-pub use args::{ArgTemplate, check_type, fill_placeholders};
 use crate::vocab::Config;
+pub use args::{ArgTemplate, check_type, fill_placeholders};
 use args::{arg_template, placeholders_in};
+use error::FieldError;
+pub use error::SpecError;
 pub use files::{EntryEdits, FileVariant, FilesSpec, variant_key_parts};
 use files::{RawFiles, files_spec};
 use recommend::recommend_rule;
 pub use recommend::{Preference, RecommendRule};
-
-/// Scalar element types Triton's signature strings use.
-pub const TRITON_DTYPES: &[&str] = &[
-    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e4b8",
-    "fp8e4b15", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64",
-];
+pub use values::{Axis, TRITON_DTYPES};
+use values::{RawRecommend, fixed_values, scalar};
 
 /// Axes that are compile options rather than kernel parameters.
 pub const OPTION_AXES: &[&str] = &["num_warps", "num_stages", "num_ctas", "maxnreg"];
-
-/// One sweep axis: a name and the values it takes, in the order written.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Axis {
-    /// Constexpr name, dtype placeholder, or option (`num_warps`, `num_stages`, ...).
-    pub name: String,
-    /// Values, never empty.
-    pub values: Vec<Value>,
-}
 
 /// A validated probe spec.
 #[derive(Debug, Clone, PartialEq)]
@@ -170,64 +161,6 @@ pub struct LaunchSettings {
 /// first program to read whole 4096 x 4096 fp16 operands.
 pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
 
-/// Why a spec was refused. Each names the file and the field.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum SpecError {
-    /// The spec file could not be read.
-    #[error("cannot read the spec `{path}`: {reason}")]
-    Read {
-        /// The spec path.
-        path: String,
-        /// The OS error.
-        reason: String,
-    },
-    /// The TOML does not parse or does not have the spec's shape.
-    #[error("`{path}` is not a valid probe spec: {reason}")]
-    Toml {
-        /// The spec path.
-        path: String,
-        /// The parser's message, with line and column.
-        reason: String,
-    },
-    /// A field's value is wrong.
-    #[error("`{path}`: `{field}` {problem}")]
-    Field {
-        /// The spec path.
-        path: String,
-        /// The field, as `[section].key`.
-        field: String,
-        /// What is wrong with it.
-        problem: String,
-        /// What to write instead.
-        fix: String,
-    },
-}
-
-impl SpecError {
-    /// What the user should do.
-    pub fn hint(&self) -> String {
-        match self {
-            SpecError::Read { .. } => "check the path; spec paths are relative to the current directory".to_owned(),
-            SpecError::Toml { reason, .. } => did_you_mean(reason).unwrap_or_else(|| {
-                "the README's \"Probe specs\" section shows every field; examples/*/spec.toml are working specs".to_owned()
-            }),
-            SpecError::Field { fix, .. } => fix.clone(),
-        }
-    }
-}
-
-/// For serde's "unknown field `fucntion`, expected one of `file`, `function`": the closest one.
-fn did_you_mean(reason: &str) -> Option<String> {
-    let rest = reason.split("unknown field `").nth(1)?;
-    let (unknown, rest) = rest.split_once('`')?;
-    let expected: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
-    let (score, best) = expected
-        .iter()
-        .map(|e| (strsim::normalized_damerau_levenshtein(unknown, e), *e))
-        .max_by(|a, b| a.0.total_cmp(&b.0))?;
-    (score >= 0.5).then(|| format!("did you mean `{best}` instead of `{unknown}`?"))
-}
-
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawSpec {
@@ -281,17 +214,6 @@ struct RawTargets {
     devices: Vec<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawRecommend {
-    #[serde(default)]
-    per: Option<Vec<String>>,
-    #[serde(default)]
-    prefer: Option<Vec<String>>,
-    #[serde(default)]
-    baseline: toml::Table,
-}
-
 impl ProbeSpec {
     /// For `[kernel] module`: find the module's file with `python` (the toolchain that compiles),
     /// so the file is known to the cache keys and the report.
@@ -299,7 +221,7 @@ impl ProbeSpec {
         let Some(module) = self.source.module.clone() else {
             return Ok(());
         };
-        let file = crate::compile::toolchain::module_file(python, &module).map_err(|problem| {
+        let file = crate::input::installed::module_file(python, &module).map_err(|problem| {
             SpecError::Field {
                 path: self.path.display().to_string(),
                 field: "[kernel].module".to_owned(),
@@ -479,8 +401,6 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
     })
 }
 
-type FieldError<'a> = dyn Fn(&str, String, String) -> SpecError + 'a;
-
 /// `[kernel] file` (relative to the spec) or `module` (found later by the toolchain's Python).
 fn kernel_file_of(
     kernel: &RawKernel,
@@ -580,45 +500,3 @@ fn parse_sweep(table: &toml::Table, field_error: &FieldError<'_>) -> Result<Vec<
     }
     Ok(sweep)
 }
-
-fn scalar(value: &toml::Value) -> Option<Value> {
-    match value {
-        toml::Value::Integer(i) => Some(Value::from(*i)),
-        toml::Value::Float(f) => Some(Value::from(*f)),
-        toml::Value::Boolean(b) => Some(Value::from(*b)),
-        toml::Value::String(s) => Some(Value::from(s.clone())),
-        _ => None,
-    }
-}
-
-fn fixed_values(
-    table: &toml::Table,
-    section: &str,
-    axes: &[&str],
-    field_error: &FieldError<'_>,
-) -> Result<Vec<(String, Value)>, SpecError> {
-    table
-        .iter()
-        .map(|(name, value)| {
-            let field = format!("[{section}].{name}");
-            if axes.contains(&name.as_str()) {
-                return Err(field_error(
-                    &field,
-                    "is fixed here and also swept in [sweep]".to_owned(),
-                    format!(
-                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
-                    ),
-                ));
-            }
-            let value = scalar(value).ok_or_else(|| {
-                field_error(
-                    &field,
-                    "is not a number, boolean or string".to_owned(),
-                    format!("write `{name} = 32`"),
-                )
-            })?;
-            Ok((name.clone(), value))
-        })
-        .collect()
-}
-

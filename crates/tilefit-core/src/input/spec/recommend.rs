@@ -3,7 +3,8 @@
 
 use serde_json::Value;
 
-use super::{Axis, FieldError, RawRecommend, SpecError, scalar};
+use super::error::{FieldError, SpecError};
+use super::values::{Axis, RawRecommend, scalar};
 
 /// How the best config per device is chosen.
 #[derive(Debug, Clone, PartialEq)]

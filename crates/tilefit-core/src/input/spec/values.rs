@@ -1,0 +1,74 @@
+//! The values a spec holds, shared by its sections: Triton's dtype names, a swept axis, TOML
+//! scalars as JSON, fixed `[constexprs]`/`[options]` values, and the raw `[recommend]` table.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::error::{FieldError, SpecError};
+
+/// Scalar element types Triton's signature strings use.
+pub const TRITON_DTYPES: &[&str] = &[
+    "i1", "i8", "i16", "i32", "i64", "u1", "u8", "u16", "u32", "u64", "fp8e4nv", "fp8e4b8",
+    "fp8e4b15", "fp8e5", "fp8e5b16", "fp16", "bf16", "fp32", "fp64",
+];
+
+/// One sweep axis: a name and the values it takes, in the order written.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Axis {
+    /// Constexpr name, dtype placeholder, or option (`num_warps`, `num_stages`, ...).
+    pub name: String,
+    /// Values, never empty.
+    pub values: Vec<Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawRecommend {
+    #[serde(default)]
+    pub(super) per: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) prefer: Option<Vec<String>>,
+    #[serde(default)]
+    pub(super) baseline: toml::Table,
+}
+
+pub(super) fn scalar(value: &toml::Value) -> Option<Value> {
+    match value {
+        toml::Value::Integer(i) => Some(Value::from(*i)),
+        toml::Value::Float(f) => Some(Value::from(*f)),
+        toml::Value::Boolean(b) => Some(Value::from(*b)),
+        toml::Value::String(s) => Some(Value::from(s.clone())),
+        _ => None,
+    }
+}
+
+pub(super) fn fixed_values(
+    table: &toml::Table,
+    section: &str,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<Vec<(String, Value)>, SpecError> {
+    table
+        .iter()
+        .map(|(name, value)| {
+            let field = format!("[{section}].{name}");
+            if axes.contains(&name.as_str()) {
+                return Err(field_error(
+                    &field,
+                    "is fixed here and also swept in [sweep]".to_owned(),
+                    format!(
+                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
+                    ),
+                ));
+            }
+            let value = scalar(value).ok_or_else(|| {
+                field_error(
+                    &field,
+                    "is not a number, boolean or string".to_owned(),
+                    format!("write `{name} = 32`"),
+                )
+            })?;
+            Ok((name.clone(), value))
+        })
+        .collect()
+}

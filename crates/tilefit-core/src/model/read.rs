@@ -1,0 +1,151 @@
+//! Reading the other JSON files tilefit writes, from elsewhere: shards (`--shard K/N --json`) for
+//! `merge`, and version matrices and probe reports for `diff`. Each file goes through
+//! `input::untrusted` (every string checked), then its `kind` and `schema_version`; a file of
+//! another kind is an error naming the file, with what to pass instead.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::hint::Hinted;
+use crate::input::untrusted::{UntrustedError, read_json};
+use crate::model::matrix::MatrixReport;
+use crate::model::probe::ProbeReport;
+use crate::model::saved::SavedReport;
+use crate::model::shard::{ReplayShardReport, SHARD_SCHEMA_VERSION, ShardReport};
+
+const SHARD_HINT: &str = "pass the files written by `tilefit probe SPEC --shard K/N --json FILE` (or `tilefit replay ... --shard K/N`), one per shard";
+const DIFF_HINT: &str = "pass `tilefit diff OLD.json NEW.json` (two `probe --json` reports) or one `probe --triton A,B --json` matrix";
+
+/// The shards of one sharded run.
+pub enum Shards {
+    /// A probe's.
+    Probe(Vec<ShardReport>),
+    /// A replay's.
+    Replay(Vec<ReplayShardReport>),
+}
+
+/// A JSON file from elsewhere, parsed and its strings checked; `hint` says what to pass.
+fn untrusted(path: &Path, hint: &str) -> Result<Value, Hinted> {
+    read_json(path).map_err(|e| match &e {
+        UntrustedError::Io { .. } => Hinted::new(e.to_string(), "check the path").caused_by(e),
+        _ => Hinted::new(e.to_string(), e.field_hint().unwrap_or(hint)),
+    })
+}
+
+/// Read the shard files of one run: all of a probe's, or all of a replay's (by the first).
+pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, Hinted> {
+    let mut read = Vec::new();
+    for path in paths {
+        let path = path.as_ref();
+        let shown = path.display();
+        let json = untrusted(path, SHARD_HINT)?;
+        let kind = json
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        if kind != "probe-shard" && kind != "replay-shard" {
+            return Err(Hinted::new(
+                format!("`{shown}` has the kind {kind:?}, not `probe-shard` or `replay-shard`"),
+                SHARD_HINT,
+            ));
+        }
+        let version = json.get("schema_version").and_then(Value::as_u64);
+        if version != Some(u64::from(SHARD_SCHEMA_VERSION)) {
+            return Err(Hinted::new(
+                format!(
+                    "`{shown}` is a shard of schema {version:?}; this tilefit reads schema {SHARD_SCHEMA_VERSION}"
+                ),
+                "make every shard and the merge with the same tilefit",
+            ));
+        }
+        read.push((kind, json, path));
+    }
+    let replay = read
+        .first()
+        .is_some_and(|(kind, _, _)| kind == "replay-shard");
+    if replay {
+        read.into_iter()
+            .map(|(_, json, path)| parse(json, path, "a shard", SHARD_HINT))
+            .collect::<Result<_, _>>()
+            .map(Shards::Replay)
+    } else {
+        read.into_iter()
+            .map(|(_, json, path)| parse(json, path, "a shard", SHARD_HINT))
+            .collect::<Result<_, _>>()
+            .map(Shards::Probe)
+    }
+}
+
+fn parse<T: serde::de::DeserializeOwned>(
+    json: Value,
+    path: &Path,
+    what: &str,
+    hint: &str,
+) -> Result<T, Hinted> {
+    serde_json::from_value(json).map_err(|e| {
+        Hinted::new(
+            format!("`{}` is not {what} this tilefit reads: {e}", path.display()),
+            hint,
+        )
+    })
+}
+
+/// A version matrix (`probe --triton A,B --json`).
+pub fn matrix(path: &Path) -> Result<MatrixReport, Hinted> {
+    let json = untrusted(path, DIFF_HINT)?;
+    if json.get("kind").and_then(Value::as_str) != Some("probe-matrix") {
+        return Err(Hinted::new(
+            format!(
+                "`{}` is not a version matrix; give the new report too",
+                path.display()
+            ),
+            DIFF_HINT,
+        ));
+    }
+    parse(json, path, "a matrix", DIFF_HINT)
+}
+
+/// Why a file is not one probe report.
+#[derive(Debug, thiserror::Error)]
+pub enum NotAProbeReport {
+    /// It does not read as a saved report.
+    #[error(transparent)]
+    Saved(#[from] crate::model::saved::SavedReportError),
+    /// It is a matrix or a replay report.
+    #[error(transparent)]
+    Other(#[from] Hinted),
+}
+
+impl crate::hint::Hint for NotAProbeReport {
+    fn hint(&self) -> Option<String> {
+        match self {
+            NotAProbeReport::Saved(e) => crate::hint::Hint::hint(e),
+            NotAProbeReport::Other(e) => crate::hint::Hint::hint(e),
+        }
+    }
+}
+
+/// One probe report, for `diff`: a matrix or a replay report is refused with what to do.
+pub fn probe_report(path: &Path) -> Result<ProbeReport, NotAProbeReport> {
+    if let Ok(matrix) = matrix(path) {
+        return Err(Hinted::new(
+            format!(
+                "`{}` is a version matrix ({} versions), not one probe report",
+                path.display(),
+                matrix.versions.len()
+            ),
+            "diff a matrix on its own: `tilefit diff MATRIX.json`",
+        )
+        .into());
+    }
+    match SavedReport::read(path)? {
+        SavedReport::Probe(report) => Ok(*report),
+        SavedReport::Replay(_) => Err(Hinted::new(
+            format!("`{}` is a replay report", path.display()),
+            "`tilefit diff` compares two probe reports of one spec",
+        )
+        .into()),
+    }
+}

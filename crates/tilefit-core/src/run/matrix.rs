@@ -1,0 +1,132 @@
+//! The probe once per Triton version, each in its own toolchain, as one matrix report with what
+//! changed from one version to the next; and `--triton-from-files`: the config files' entries
+//! judged again under the Triton each file was tuned with.
+
+use std::path::Path;
+
+use super::probe::{self, ProbeError};
+use super::toolchains::{self, SelectError};
+use crate::compile::{Event, Settings};
+use crate::device::TargetDevice;
+use crate::input::spec::{ProbeSpec, SpecError};
+use crate::judge::diff::diff;
+use crate::model::matrix::{MATRIX_SCHEMA_VERSION, MatrixReport};
+use crate::model::probe::{ProbeReport, ToolInfo};
+
+/// Why a version of the matrix could not be judged.
+#[derive(Debug, thiserror::Error)]
+pub enum MatrixError {
+    /// No toolchain for a version.
+    #[error(transparent)]
+    Toolchain(#[from] SelectError),
+    /// The spec's `[kernel] module` is not found by a version's Python.
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    /// The probe failed.
+    #[error(transparent)]
+    Probe(#[from] ProbeError),
+}
+
+impl crate::hint::Hint for MatrixError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            MatrixError::Toolchain(e) => crate::hint::Hint::hint(e),
+            MatrixError::Spec(e) => Some(e.hint()),
+            MatrixError::Probe(e) => crate::hint::Hint::hint(e),
+        }
+    }
+}
+
+/// The probe under each of `versions` (`--python` where its Triton is that version, else the
+/// managed environment), diffed version to version.
+pub fn probe_matrix(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    versions: &[String],
+    python: Option<&Path>,
+    settings: &Settings,
+    on_note: &mut dyn FnMut(String),
+    on_event: &mut dyn FnMut(Event),
+) -> Result<MatrixReport, MatrixError> {
+    let mut reports = Vec::new();
+    let mut spec = spec.clone();
+    for version in versions {
+        let toolchain = toolchains::for_version(python, version, on_note)?;
+        spec.resolve_module(&toolchain.python)?;
+        on_note(format!(
+            "tilefit: Triton {} (Python {}, {})",
+            toolchain.triton_version,
+            toolchain.python_version,
+            toolchain.python.display()
+        ));
+        reports.push(probe::probe(
+            &spec, targets, &toolchain, settings, on_event,
+        )?);
+    }
+    let diffs = reports
+        .windows(2)
+        .map(|pair| diff(&pair[0], &pair[1]))
+        .collect();
+    Ok(MatrixReport {
+        schema_version: MATRIX_SCHEMA_VERSION,
+        kind: "probe-matrix".to_owned(),
+        tool: ToolInfo::current(),
+        versions: reports,
+        diffs,
+    })
+}
+
+/// `--triton-from-files`: each Triton the config files were tuned with (other than the judging
+/// one) judges those files' entries again, in its own toolchain. A version tilefit cannot run is
+/// noted on its files; the run goes on.
+pub fn judge_under_tuned(
+    report: &mut ProbeReport,
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    python: Option<&Path>,
+    settings: &Settings,
+    on_note: &mut dyn FnMut(String),
+    on_event: &mut dyn FnMut(Event),
+) {
+    let mut versions: Vec<String> = Vec::new();
+    for file in report.listed.iter().flat_map(|l| &l.files) {
+        if let Some(version) = &file.tuned_with
+            && *version != report.triton_version
+            && !versions.contains(version)
+        {
+            versions.push(version.clone());
+        }
+    }
+    for version in versions {
+        if let Some(why) = toolchains::unsupported(&version) {
+            probe::tuned_unavailable(report, &version, &why);
+            continue;
+        }
+        let toolchain = match toolchains::for_version(python, &version, on_note) {
+            Ok(toolchain) => toolchain,
+            Err(error) => {
+                probe::tuned_unavailable(report, &version, &chain_text(&error));
+                continue;
+            }
+        };
+        on_note(format!(
+            "tilefit: judging the files tuned with Triton {version} with it too"
+        ));
+        match probe::probe_tuned(spec, targets, &toolchain, settings, on_event) {
+            Ok(tuned) => probe::attach_tuned(report, &tuned),
+            Err(error) => probe::tuned_unavailable(report, &version, &error.to_string()),
+        }
+    }
+}
+
+/// An error and its causes on one line, `a: b: c` (anyhow's `{:#}`).
+fn chain_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
+}

@@ -1,0 +1,297 @@
+//! Where a report goes, and what it exits with: one list of (format, destination) built from the
+//! output flags (hyperfine's `ExportManager`), each drawn by the library's exporters and written
+//! here; the gate judged by the library (`judge::gate`) and worded on stderr; the one exit-code
+//! policy of probe, replay, merge and report.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use tilefit_core::hint::Hinted;
+use tilefit_core::judge::findings::Findings;
+use tilefit_core::judge::gate::{Gate, Outcome};
+use tilefit_core::model::identity::{Comparison, Subject};
+use tilefit_core::model::saved::SavedReport;
+use tilefit_core::render::{Exporter, GithubAnnotations, Html, Json, Markdown, Terminal};
+
+use crate::cli::{OutputArgs, OutputFormat};
+use crate::exit_codes;
+use crate::output;
+
+/// A format a report is drawn in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Terminal,
+    Markdown,
+    Json,
+    Html,
+}
+
+/// Where a drawn report goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Destination {
+    Stdout,
+    File(PathBuf),
+    /// Appended (`$GITHUB_STEP_SUMMARY`).
+    Append(PathBuf),
+}
+
+/// The (format, destination) list of the output flags: JSON to a file or to stdout (`-`, then
+/// stdout carries only JSON), HTML to a file, the terminal table or Markdown to stdout, and the
+/// Markdown appended to the step summary.
+pub fn plan(args: &OutputArgs, html: bool) -> anyhow::Result<Vec<(Format, Destination)>> {
+    let mut plan = Vec::new();
+    match args.json.as_deref() {
+        Some("-") => plan.push((Format::Json, Destination::Stdout)),
+        Some(path) => plan.push((Format::Json, Destination::File(path.into()))),
+        None => {}
+    }
+    if let (Some(path), true) = (&args.html, html) {
+        plan.push((Format::Html, Destination::File(path.clone())));
+    }
+    if args.json.as_deref() != Some("-") {
+        let format = if args.format() == OutputFormat::Markdown {
+            Format::Markdown
+        } else {
+            Format::Terminal
+        };
+        plan.push((format, Destination::Stdout));
+    }
+    if args.summary {
+        let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+            return Err(Hinted::new(
+                "`--summary` appends to `$GITHUB_STEP_SUMMARY`, which is not set",
+                "use it in a GitHub Actions step, or set GITHUB_STEP_SUMMARY to a file",
+            )
+            .into());
+        };
+        plan.push((Format::Markdown, Destination::Append(path.into())));
+    }
+    Ok(plan)
+}
+
+/// Draw `report` in every format of the plan and write each where it goes.
+pub fn emit<R>(report: &R, args: &OutputArgs) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Terminal: Exporter<R>,
+    Markdown: Exporter<R>,
+    Html: Exporter<R>,
+{
+    write_all(report, &plan(args, true)?, &|format, report| match format {
+        Format::Html => Html.export(report),
+        other => draw(other, report),
+    })
+}
+
+/// [`emit`] for a report without a cliff map (a version matrix: `--html` is refused up front).
+pub fn emit_without_html<R>(report: &R, args: &OutputArgs) -> anyhow::Result<()>
+where
+    Json: Exporter<R>,
+    Terminal: Exporter<R>,
+    Markdown: Exporter<R>,
+{
+    write_all(report, &plan(args, false)?, &|format, report| {
+        draw(format, report)
+    })
+}
+
+fn draw<R>(format: Format, report: &R) -> String
+where
+    Json: Exporter<R>,
+    Terminal: Exporter<R>,
+    Markdown: Exporter<R>,
+{
+    match format {
+        Format::Json => Json.export(report),
+        Format::Markdown => Markdown.export(report),
+        Format::Terminal | Format::Html => Terminal.export(report),
+    }
+}
+
+fn write_all<R>(
+    report: &R,
+    plan: &[(Format, Destination)],
+    draw: &dyn Fn(Format, &R) -> String,
+) -> anyhow::Result<()> {
+    for (format, destination) in plan {
+        let text = draw(*format, report);
+        match destination {
+            Destination::Stdout => output::print(&text)?,
+            Destination::File(path) => {
+                std::fs::write(path, text)
+                    .with_context(|| format!("writing `{}`", path.display()))?;
+                if *format == Format::Html {
+                    output::note(&format!(
+                        "tilefit: wrote the cliff map to {}",
+                        path.display()
+                    ));
+                }
+            }
+            Destination::Append(path) => {
+                let mut file = std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening `{}`", path.display()))?;
+                std::io::Write::write_all(&mut file, format!("{text}\n").as_bytes())
+                    .with_context(|| format!("writing `{}`", path.display()))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write the recommended config per arch (`--emit-configs`): JSON, or Python for an autotuned
+/// kernel's pruned lists (`.py`).
+pub fn emit_configs(
+    report: &tilefit_core::model::probe::ProbeReport,
+    path: &Path,
+) -> anyhow::Result<()> {
+    let table = tilefit_core::device::DeviceTable::builtin()
+        .context("loading the embedded device table")?;
+    let export = tilefit_core::fix::ConfigExport::from_probe(report, table);
+    let python = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("py"));
+    let (text, what) = if python {
+        let text = export.python().ok_or_else(|| {
+            Hinted::new(
+                format!(
+                    "`{}` asks for Python, which only an autotuned kernel's pruned configs are written as",
+                    path.display()
+                ),
+                "write the recommended configs as JSON: `--emit-configs configs.json`",
+            )
+        })?;
+        (text, "the autotune configs that fit, per arch, as Python")
+    } else if export.autotune.is_some() {
+        (
+            serde_json::to_string_pretty(&export)? + "\n",
+            "the recommended configs and the pruned autotune lists per arch and device",
+        )
+    } else {
+        (
+            serde_json::to_string_pretty(&export)? + "\n",
+            "the recommended configs per arch",
+        )
+    };
+    std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    output::note(&format!("tilefit: wrote {what} to {}", path.display()));
+    Ok(())
+}
+
+/// The gate of `--fail-on`, `--shipped` and `--baseline`, with the files read.
+pub fn gate_of(args: &OutputArgs) -> anyhow::Result<Gate> {
+    let shipped = match &args.shipped {
+        None => None,
+        Some(path) => Some(tilefit_core::fix::ConfigExport::read(path)?),
+    };
+    let baseline = match &args.baseline {
+        None => None,
+        Some(path) => Some(Box::<dyn Findings>::from(SavedReport::read(path)?)),
+    };
+    Ok(Gate {
+        rules: args.fail_on.clone(),
+        shipped,
+        baseline,
+    })
+}
+
+/// Whether two reports are about the same thing (`--baseline`, `diff`): an edited kernel is a
+/// note on stderr; another subject is `Err` with what differs.
+pub fn same_subject(old: &Subject, new: &Subject) -> Result<(), String> {
+    match old.compare(new) {
+        Comparison::Same => Ok(()),
+        Comparison::Edited(note) => {
+            output::note(&format!("tilefit: note: {note}"));
+            Ok(())
+        }
+        Comparison::Different(what) => Err(what),
+    }
+}
+
+/// The one exit-code policy of probe, replay, merge and report: FAILED cells (worker faults, an
+/// interrupt) are exit 2 whatever the gate says, then the gate's findings exit 1. A saved report
+/// read back exits as the run that wrote it did. Under `--output-format github` the findings are
+/// also annotations.
+pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
+    let gate = gate_of(args)?;
+    if let (Some(old), Some(path)) = (&gate.baseline, &args.baseline) {
+        same_subject(&old.subject(), &report.subject()).map_err(|what| {
+            Hinted::new(
+                format!(
+                    "`--baseline {}` is not a report of what this run judged: {what}",
+                    path.display()
+                ),
+                "pass the report a run of the same spec (or the same caches) saved with `--json`",
+            )
+        })?;
+    }
+    if args.format() == OutputFormat::Github {
+        let roots = [
+            std::env::var_os("GITHUB_WORKSPACE").map(PathBuf::from),
+            std::env::current_dir().ok(),
+        ];
+        let annotations = GithubAnnotations {
+            roots: roots.into_iter().flatten().collect(),
+        };
+        let text = annotations.export(&gate.annotated(report));
+        if !text.is_empty() {
+            // Every value in them is escaped by the exporter with GitHub's own rules.
+            output::print_raw(&text)?;
+        }
+    }
+    Ok(exit_code(&gate.judge(report)))
+}
+
+fn exit_code(outcome: &Outcome) -> u8 {
+    if outcome.known > 0 {
+        output::note(&format!(
+            "tilefit: {} findings are in the baseline report and do not fail the gate",
+            outcome.known
+        ));
+    }
+    if let Some(summary) = outcome.summary() {
+        output::note(&format!("tilefit: {summary}"));
+    }
+    let (failed, total) = outcome.failed_jobs;
+    if failed > 0 {
+        output::note(&format!(
+            "tilefit: {failed} of {total} jobs failed (worker faults); their cells say FAILED"
+        ));
+        return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
+    }
+    if outcome.failed() {
+        exit_codes::GATE_FAILED
+    } else {
+        exit_codes::OK
+    }
+}
+
+/// Write a shard's results (`-` for stdout) and say what to do with them; exit 2 if a job failed.
+pub fn emit_shard(
+    text: &str,
+    path: &str,
+    shard: &str,
+    (compiled, failed, total): (usize, usize, usize),
+) -> anyhow::Result<u8> {
+    let text = format!("{text}\n");
+    if path == "-" {
+        output::print(&text)?;
+    } else {
+        std::fs::write(path, text).with_context(|| format!("writing `{path}`"))?;
+    }
+    output::note(&format!(
+        "tilefit: shard {shard} compiled {compiled} of the run's {total} jobs{}; merge every shard with `tilefit merge`",
+        if failed > 0 {
+            format!(" ({failed} FAILED)")
+        } else {
+            String::new()
+        }
+    ));
+    Ok(if failed > 0 {
+        exit_codes::BAD_INPUT_OR_TOOL_FAILURE
+    } else {
+        exit_codes::OK
+    })
+}

@@ -1,0 +1,84 @@
+//! Progress on stderr while a run compiles: a bar on a terminal, a plain line every few seconds
+//! in a CI log; notes printed above the bar; SIGINT/SIGTERM wired to the run's cancel flag.
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use tilefit_core::compile::Event;
+
+/// A progress bar on stderr, drawn only when there is something to compile and stderr is a
+/// terminal (indicatif hides itself otherwise).
+pub struct Progress {
+    bar: ProgressBar,
+    /// Without a terminal (CI logs): when the last plain progress line was written.
+    last_line: std::cell::Cell<Option<std::time::Instant>>,
+}
+
+/// Without a terminal, one progress line this often instead of a bar (or silence).
+const PLAIN_PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(5);
+
+impl Progress {
+    pub fn new() -> Progress {
+        Progress {
+            bar: ProgressBar::hidden(),
+            last_line: std::cell::Cell::new(None),
+        }
+    }
+
+    /// Feed one event from the library.
+    pub fn event(&self, event: Event) {
+        use std::io::IsTerminal as _;
+        if !std::io::stderr().is_terminal() {
+            if let Event::Compiled { done, total, .. } = event {
+                let due = self
+                    .last_line
+                    .get()
+                    .is_none_or(|t| t.elapsed() >= PLAIN_PROGRESS_EVERY);
+                if due || done == total {
+                    self.last_line.set(Some(std::time::Instant::now()));
+                    crate::output::note(&format!("tilefit: {done}/{total} compiled"));
+                }
+            } else if let Event::Planned { .. } = event {
+                self.last_line.set(Some(std::time::Instant::now()));
+            }
+            return;
+        }
+        match event {
+            Event::Planned { to_compile, .. } if to_compile > 0 => {
+                self.bar.set_draw_target(ProgressDrawTarget::stderr());
+                self.bar.set_position(0);
+                self.bar.set_length(to_compile as u64);
+                self.bar.set_style(
+                    ProgressStyle::with_template("{elapsed:>4} [{bar:30}] {pos}/{len} {wide_msg}")
+                        .expect("a literal template")
+                        .progress_chars("=> "),
+                );
+            }
+            Event::Planned { .. } => {}
+            Event::Compiled { done, label, .. } => {
+                self.bar.set_position(done as u64);
+                self.bar.set_message(label);
+            }
+        }
+    }
+
+    /// Clear the bar before the report prints.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+
+    /// A note on stderr, above the bar.
+    pub fn note(&self, line: &str) {
+        self.bar.suspend(|| crate::output::note(line));
+    }
+}
+
+/// A cancellation flag raised by SIGINT or SIGTERM: the run stops, reaps its workers and prints
+/// what finished, marked incomplete. A second SIGINT ends the process at once.
+pub fn cancel_on_signals() -> tilefit_core::cancel::Cancel {
+    let cancel = tilefit_core::cancel::Cancel::new();
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        // Registration only fails for forbidden signals; these two are allowed everywhere.
+        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, cancel.flag());
+        let _ = signal_hook::flag::register(signal, cancel.flag());
+    }
+    cancel
+}
