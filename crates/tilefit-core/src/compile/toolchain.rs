@@ -173,36 +173,6 @@ impl ToolchainError {
     }
 }
 
-#[cfg(test)]
-mod version_tests {
-    use super::*;
-
-    #[test]
-    fn versions_are_release_numbers() {
-        assert_eq!(parse_version(" 3.6.0 ").unwrap(), "3.6.0");
-        match parse_version("3.6") {
-            Err(ToolchainError::BadVersion { suggestion, .. }) => {
-                assert_eq!(suggestion.as_deref(), Some("3.6.0"));
-            }
-            other => panic!("{other:?}"),
-        }
-        for bad in [
-            "../../../../x",
-            "3.6.0; rm",
-            "3.6.0.1",
-            "",
-            "3..0",
-            "3.6.0+git",
-        ] {
-            assert!(parse_version(bad).is_err(), "{bad}");
-        }
-        assert_eq!(
-            parse_versions("3.6.0,3.6.0, 3.7.1").unwrap(),
-            vec!["3.6.0".to_owned(), "3.7.1".to_owned()]
-        );
-    }
-}
-
 #[derive(Deserialize)]
 struct QueryReply {
     python: String,
@@ -573,5 +543,35 @@ pub fn default_cache_dir() -> PathBuf {
 impl crate::hint::Hint for ToolchainError {
     fn hint(&self) -> Option<String> {
         Some(ToolchainError::hint(self))
+    }
+}
+
+#[cfg(test)]
+mod version_tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_release_numbers() {
+        assert_eq!(parse_version(" 3.6.0 ").unwrap(), "3.6.0");
+        match parse_version("3.6") {
+            Err(ToolchainError::BadVersion { suggestion, .. }) => {
+                assert_eq!(suggestion.as_deref(), Some("3.6.0"));
+            }
+            other => panic!("{other:?}"),
+        }
+        for bad in [
+            "../../../../x",
+            "3.6.0; rm",
+            "3.6.0.1",
+            "",
+            "3..0",
+            "3.6.0+git",
+        ] {
+            assert!(parse_version(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_versions("3.6.0,3.6.0, 3.7.1").unwrap(),
+            vec!["3.6.0".to_owned(), "3.7.1".to_owned()]
+        );
     }
 }

@@ -285,6 +285,12 @@ pub fn compare(live: &LiveDevice, table: &crate::device::DeviceTable) -> LiveCom
     }
 }
 
+impl crate::hint::Hint for LiveError {
+    fn hint(&self) -> Option<String> {
+        Some(LiveError::hint(self).to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -340,11 +346,5 @@ mod tests {
         assert_eq!(wrong.len(), 1);
         assert_eq!(wrong[0].field, "smem_per_block_optin");
         assert_eq!(wrong[0].table, Some(232_448));
-    }
-}
-
-impl crate::hint::Hint for LiveError {
-    fn hint(&self) -> Option<String> {
-        Some(LiveError::hint(self).to_owned())
     }
 }

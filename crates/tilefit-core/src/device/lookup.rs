@@ -164,6 +164,12 @@ impl DeviceTable {
     }
 }
 
+impl crate::hint::Hint for LookupError {
+    fn hint(&self) -> Option<String> {
+        Some(LookupError::hint(self))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -180,11 +186,5 @@ mod tests {
         assert_eq!(normalize_name(" 9.0 "), "sm90");
         assert_eq!(normalize_name("gfx942:sramecc+:xnack-"), "gfx942");
         assert_eq!(normalize_name("AMD Instinct MI300X"), "mi300x");
-    }
-}
-
-impl crate::hint::Hint for LookupError {
-    fn hint(&self) -> Option<String> {
-        Some(LookupError::hint(self))
     }
 }

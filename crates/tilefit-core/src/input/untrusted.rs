@@ -168,6 +168,12 @@ fn walk(
     }
 }
 
+impl crate::hint::Hint for UntrustedError {
+    fn hint(&self) -> Option<String> {
+        self.field_hint().map(str::to_owned)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,11 +190,5 @@ mod tests {
         assert!(check_strings(&escape).is_err());
         let key = serde_json::json!({"by_arch": {"sm_90\n": 1}});
         assert!(check_strings(&key).unwrap_err().contains("by_arch"));
-    }
-}
-
-impl crate::hint::Hint for UntrustedError {
-    fn hint(&self) -> Option<String> {
-        self.field_hint().map(str::to_owned)
     }
 }

@@ -330,56 +330,7 @@ fn findings_of(
         _ => {}
     }
     for j in report.judged() {
-        let text = match rule {
-            Rule::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
-                "{} on {} +{}",
-                j.subject,
-                j.device,
-                format_count(j.over_by.unwrap_or(0))
-            )),
-            Rule::CompileError
-                if matches!(
-                    j.verdict,
-                    VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget
-                ) =>
-            {
-                Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
-            }
-            Rule::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => Some(format!(
-                "{} on {} (max {} threads)",
-                j.subject,
-                j.device,
-                j.max_threads_per_block.unwrap_or(0)
-            )),
-            Rule::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {
-                format!(
-                    "{} on {} ({} bytes)",
-                    j.subject,
-                    j.arch,
-                    format_count(bytes)
-                )
-            }),
-            Rule::NearBudget(share) if j.verdict == VerdictCode::Fits => j
-                .shared_bytes
-                .filter(|bytes| {
-                    #[expect(
-                        clippy::cast_precision_loss,
-                        reason = "byte counts are far below 2^52"
-                    )]
-                    let used = *bytes as f64 / j.budget.max(1) as f64;
-                    used >= share
-                })
-                .map(|bytes| {
-                    format!(
-                        "{} on {} ({} of {} bytes)",
-                        j.subject,
-                        j.device,
-                        format_count(bytes),
-                        format_count(j.budget)
-                    )
-                }),
-            _ => None,
-        };
+        let text = judged_text(rule, &j);
         if let Some(text) = text {
             // Spills are per arch; every other rule per device.
             let device = if rule == Rule::Spills {
@@ -394,6 +345,57 @@ fn findings_of(
     let mut seen = HashSet::new();
     found.retain(|f| seen.insert(f.key.clone()));
     found
+}
+
+/// The words of one verdict's finding under `rule`, if the rule finds it.
+fn judged_text(rule: Rule, j: &super::findings::Judged) -> Option<String> {
+    match rule {
+        Rule::OverBudget if j.verdict == VerdictCode::OverBudget => Some(format!(
+            "{} on {} +{}",
+            j.subject,
+            j.device,
+            format_count(j.over_by.unwrap_or(0))
+        )),
+        Rule::CompileError
+            if matches!(
+                j.verdict,
+                VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget
+            ) =>
+        {
+            Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
+        }
+        Rule::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => Some(format!(
+            "{} on {} (max {} threads)",
+            j.subject,
+            j.device,
+            j.max_threads_per_block.unwrap_or(0)
+        )),
+        Rule::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {
+            format!(
+                "{} on {} ({} bytes)",
+                j.subject,
+                j.arch,
+                format_count(bytes)
+            )
+        }),
+        Rule::NearBudget(share) if j.verdict == VerdictCode::Fits => j
+            .shared_bytes
+            .filter(|bytes| {
+                #[expect(clippy::cast_precision_loss, reason = "byte counts are far below 2^52")]
+                let used = *bytes as f64 / j.budget.max(1) as f64;
+                used >= share
+            })
+            .map(|bytes| {
+                format!(
+                    "{} on {} ({} of {} bytes)",
+                    j.subject,
+                    j.device,
+                    format_count(bytes),
+                    format_count(j.budget)
+                )
+            }),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

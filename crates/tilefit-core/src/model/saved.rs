@@ -146,6 +146,12 @@ impl SavedReport {
     }
 }
 
+impl crate::hint::Hint for SavedReportError {
+    fn hint(&self) -> Option<String> {
+        Some(SavedReportError::hint(self).to_owned())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,11 +192,5 @@ mod tests {
         let e = field.err().unwrap();
         assert!(e.to_string().contains("field `kind`"), "{e}");
         assert!(e.hint().contains("edited"), "{}", e.hint());
-    }
-}
-
-impl crate::hint::Hint for SavedReportError {
-    fn hint(&self) -> Option<String> {
-        Some(SavedReportError::hint(self).to_owned())
     }
 }

@@ -14,6 +14,7 @@
 //! A violation names the file, the line and the offending `use` or path.
 
 use std::collections::BTreeSet;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// No source file is longer: past this, two ideas share a file.
@@ -184,17 +185,14 @@ fn strip(text: &str) -> String {
             } else {
                 None
             };
-            match close {
-                Some(end) => {
-                    for _ in i..=end {
-                        out.push(' ');
-                    }
-                    i = end + 1;
+            if let Some(end) = close {
+                for _ in i..=end {
+                    out.push(' ');
                 }
-                None => {
-                    out.push(c);
-                    i += 1;
-                }
+                i = end + 1;
+            } else {
+                out.push(c);
+                i += 1;
             }
         } else {
             out.push(c);
@@ -437,9 +435,7 @@ impl Crate {
                 let mut child = module.to_vec();
                 child.push((*first).to_owned());
                 if self.file_of(&child).is_none() {
-                    if self.file_of(&[(*first).to_owned()]).is_none() {
-                        return None;
-                    }
+                    self.file_of(&[(*first).to_owned()])?;
                     at.clear();
                 }
             }
@@ -530,42 +526,6 @@ impl Crate {
             .map(|imports| imports.iter().map(|i| i.target).collect())
             .collect();
         // Tarjan's algorithm.
-        struct State {
-            index: Vec<Option<usize>>,
-            low: Vec<usize>,
-            on_stack: Vec<bool>,
-            stack: Vec<usize>,
-            next: usize,
-            components: Vec<Vec<usize>>,
-        }
-        fn visit(v: usize, edges: &[BTreeSet<usize>], s: &mut State) {
-            s.index[v] = Some(s.next);
-            s.low[v] = s.next;
-            s.next += 1;
-            s.stack.push(v);
-            s.on_stack[v] = true;
-            for &w in &edges[v] {
-                match s.index[w] {
-                    None => {
-                        visit(w, edges, s);
-                        s.low[v] = s.low[v].min(s.low[w]);
-                    }
-                    Some(iw) if s.on_stack[w] => s.low[v] = s.low[v].min(iw),
-                    Some(_) => {}
-                }
-            }
-            if Some(s.low[v]) == s.index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = s.stack.pop() {
-                    s.on_stack[w] = false;
-                    component.push(w);
-                    if w == v {
-                        break;
-                    }
-                }
-                s.components.push(component);
-            }
-        }
         let mut state = State {
             index: vec![None; n],
             low: vec![0; n],
@@ -594,13 +554,14 @@ impl Crate {
             for &f in &members {
                 for import in &self.imports[f] {
                     if members.contains(&import.target) {
-                        text.push_str(&format!(
+                        let _ = write!(
+                            text,
                             "\n    {}:{}: `{}` -> {}",
                             self.display(f),
                             import.line,
                             import.written,
                             self.display(import.target)
-                        ));
+                        );
                     }
                 }
             }
@@ -644,6 +605,44 @@ impl Crate {
             }
         }
         out
+    }
+}
+
+/// Tarjan's strongly connected components: the state of one walk.
+struct State {
+    index: Vec<Option<usize>>,
+    low: Vec<usize>,
+    on_stack: Vec<bool>,
+    stack: Vec<usize>,
+    next: usize,
+    components: Vec<Vec<usize>>,
+}
+fn visit(v: usize, edges: &[BTreeSet<usize>], s: &mut State) {
+    s.index[v] = Some(s.next);
+    s.low[v] = s.next;
+    s.next += 1;
+    s.stack.push(v);
+    s.on_stack[v] = true;
+    for &w in &edges[v] {
+        match s.index[w] {
+            None => {
+                visit(w, edges, s);
+                s.low[v] = s.low[v].min(s.low[w]);
+            }
+            Some(iw) if s.on_stack[w] => s.low[v] = s.low[v].min(iw),
+            Some(_) => {}
+        }
+    }
+    if Some(s.low[v]) == s.index[v] {
+        let mut component = Vec::new();
+        while let Some(w) = s.stack.pop() {
+            s.on_stack[w] = false;
+            component.push(w);
+            if w == v {
+                break;
+            }
+        }
+        s.components.push(component);
     }
 }
 

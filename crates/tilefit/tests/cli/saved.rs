@@ -16,10 +16,13 @@ fn root() -> std::path::PathBuf {
 
 fn digest(bytes: &[u8]) -> String {
     use sha2::Digest as _;
+    use std::fmt::Write as _;
     sha2::Sha256::digest(bytes)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+        .fold(String::new(), |mut out, b| {
+            let _ = write!(out, "{b:02x}");
+            out
+        })
 }
 
 /// One scenario, run as the golden script ran it; its differences from the golden.
@@ -54,7 +57,10 @@ fn check(scenario: &Value, scratch: &Path) -> Vec<String> {
     };
     let mut problems = Vec::new();
     let name = field("name");
-    if done.status.code() != scenario["code"].as_i64().map(|c| c as i32) {
+    let golden_code = scenario["code"]
+        .as_i64()
+        .and_then(|c| i32::try_from(c).ok());
+    if done.status.code() != golden_code {
         problems.push(format!(
             "{name}: exit {:?}, golden {}",
             done.status.code(),
@@ -79,9 +85,9 @@ fn check(scenario: &Value, scratch: &Path) -> Vec<String> {
             ));
         }
     }
+    // The cliff map says when it was made (to the minute): that line is not compared.
+    let date = regex::bytes::Regex::new(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC").unwrap();
     for (file, want) in scenario["files"].as_object().unwrap() {
-        // The cliff map says when it was made (to the minute): that line is not compared.
-        let date = regex::bytes::Regex::new(r"\d{4}-\d\d-\d\d \d\d:\d\d UTC").unwrap();
         let got = std::fs::read(scratch.join(file))
             .ok()
             .map(|b| digest(&date.replace_all(&b, b"{date}".as_slice())));
