@@ -23,11 +23,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def load_worker():
-    path = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "compile", "worker.py")
-    spec = importlib.util.spec_from_file_location("tilefit_worker", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)  # defines the functions; serve() runs only as __main__
-    return module
+    sys.path.insert(0, HERE)
+    import worker_script
+
+    return worker_script.load()  # defines the functions; serve() runs only as __main__
 
 
 def hand_written(job, fn):

@@ -6,7 +6,6 @@ usage: python bench/first_compile.py    (from the repository root; prints a repo
 """
 
 import cProfile
-import importlib.util
 import io
 import os
 import pstats
@@ -20,9 +19,10 @@ def threads():
 
 def main():
     started = time.perf_counter()
-    spec = importlib.util.spec_from_file_location("tilefit_worker", "crates/tilefit-core/src/compile/worker.py")
-    worker = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(worker)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import worker_script
+
+    worker = worker_script.load()
     worker._torch_stand_in()
     worker._install_early_stop()
     print(f"import triton and set up: {time.perf_counter() - started:.3f} s, {threads()} threads", flush=True)

@@ -271,3 +271,29 @@ class Pruning(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class SharedNameVectors(unittest.TestCase):
+    """The Python normalization against the vectors the Rust suite reads too
+    (tests/vectors/device_names.json), so the two cannot drift apart."""
+
+    def test_every_vector_normalizes_to_its_key(self):
+        from tilefit._choices import normalize_name
+
+        path = os.path.join(
+            os.path.dirname(__file__),
+            "..",
+            "..",
+            "tests",
+            "vectors",
+            "device_names.json",
+        )
+        with open(path, encoding="utf-8") as f:
+            vectors = json.load(f)["vectors"]
+        self.assertGreaterEqual(len(vectors), 30)
+        wrong = [
+            f"{v['name']!r}: {normalize_name(v['name'])!r}, the vectors say {v['key']!r}"
+            for v in vectors
+            if normalize_name(v["name"]) != v["key"]
+        ]
+        self.assertEqual(wrong, [])

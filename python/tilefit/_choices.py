@@ -31,13 +31,14 @@ def normalize_name(name):
     lower = name.strip().lower()
     if lower.startswith("gfx"):
         lower = lower.split(":")[0]
-    cc = re.fullmatch(r"(\d+)\.(\d)", lower)
+    cc = re.fullmatch(r"([0-9]+)\.([0-9])", lower)
     if cc:
         return f"sm{cc.group(1)}{cc.group(2)}"
+    # Tokens are runs of letters and digits, any script (Rust's `char::is_alphanumeric`).
     joined = "".join(
-        t for t in re.split(r"[^0-9a-z]+", lower) if t and t not in _VENDOR_WORDS
+        t for t in re.split(r"[\W_]+", lower) if t and t not in _VENDOR_WORDS
     )
-    arch = re.fullmatch(r"(sm\d+)[af]", joined)
+    arch = re.fullmatch(r"(sm[0-9]+)[af]", joined)
     return arch.group(1) if arch else joined
 
 

@@ -3,20 +3,24 @@
 //! Triton compiler. It never prints, never exits and never reads the command line: the binary turns
 //! flags into [`compile::Settings`], calls a [`run`] function and prints what [`render`] draws.
 //!
-//! The stages, in the order data flows through them:
+//! The stages, lowest first; each imports only from those above it in this list (ARCHITECTURE.md,
+//! kept true by the layering test):
 //! 1. [`device`]: the fleet, each device's budgets from the table.
-//! 2. [`input`]: specs, autotune lists, engines' config files, Triton caches, traces.
-//! 3. [`plan`]: configs bound to the kernel's parameters, one compile job per (config, arch).
-//! 4. [`compile`]: the worker pool running the real Triton compiler, the result cache, and the
+//! 2. [`vocab`]: the nouns every later stage shares (kernel source, configs, jobs, requests).
+//! 3. [`input`]: specs, autotune lists, engines' config files, Triton caches, traces; beside it
+//!    [`resources`] (registers and spills from binaries) and [`cuda`] (the local driver).
+//! 4. [`plan`]: configs bound to the kernel's parameters, one compile job per (config, arch), the
+//!    one cache key, shards.
+//! 5. [`compile`]: the worker pool running the real Triton compiler, the result cache, and the
 //!    one compile loop every command shares.
-//! 5. [`judge`]: verdicts per device, recommendations, listed-config summaries.
 //! 6. [`model`]: the reports, as data.
-//! 7. [`render`]: terminal, Markdown, JSON, HTML; what the gate reads.
+//! 7. [`judge`]: verdicts per device, recommendations, findings and the gate; beside it
+//!    [`explain`] (error messages as data) and [`fix`] (configs for engines).
+//! 8. [`render`]: terminal, Markdown, JSON, HTML and GitHub annotations.
+//! 9. [`run`]: each command as a sequence of those stages.
 //!
-//! [`run`] holds probe, replay and verify as sequences of those stages. Beside them: [`explain`]
-//! (error messages as data), [`resources`] (registers and spills from binaries), [`fix`] (configs
-//! for engines), [`cuda`] (the local driver), and for every stage [`units`] and [`escape`] (what
-//! came from outside, made safe to print or to write as Python).
+//! Below them all: [`units`], [`escape`] (what came from outside, made safe to print or to write
+//! as Python), [`cancel`], [`digest`] and [`hint`] (the next step an error carries).
 //!
 //! ```
 //! use tilefit_core::device::DeviceTable;

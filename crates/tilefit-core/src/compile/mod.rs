@@ -2,8 +2,12 @@
 //! command runs them through.
 //!
 //! - `protocol`: the typed JSON-lines protocol (one [`Request`] enum, one [`Reply`], an
-//!   [`ErrorKind`] enum), mirrored by the embedded `worker.py`; `extract.py`, embedded before
-//!   it, loads a kernel from its file without running the rest of the file.
+//!   [`ErrorKind`] enum), mirrored by the embedded worker script, assembled at build time from
+//!   the parts of `worker/` in name order: `00_extract` (a kernel loaded from its file without
+//!   running the rest of it), `10_protocol` (stdout kept for protocol lines), `20_stand_ins`
+//!   (torch and tensors without their imports), `30_kernel` (loading and inspection),
+//!   `40_compile` (the JIT's specialization, the early stop, IR recompiles), `50_launch`,
+//!   `60_errors` (what a failure was), `70_zygote` (the fork server) and `90_serve` (the loop).
 //! - `process` and `pool`: one worker process (its own process group, handshake, timeouts, fault
 //!   detection) and a pool that runs jobs on N of them, one arch per process, replacing any that
 //!   crash, hang or garble the protocol. A worker's fault fails only the job it was running.

@@ -1,4 +1,4 @@
-//! The worker protocol, typed on this side (`worker.py` is the other): one [`Request`] enum, one
+//! The worker protocol, typed on this side (the script in `worker/` is the other): one [`Request`] enum, one
 //! [`Reply`] with a typed [`ReplyBody`], an [`ErrorKind`] enum. JSON lines; the first line a worker
 //! writes is a [`Hello`]. Nothing outside this module builds or reads protocol JSON by hand, so a
 //! renamed field fails to compile here or to parse at the boundary, never silently later.
@@ -11,8 +11,33 @@ use serde_json::Value;
 
 use crate::vocab::{AutotuneConfig, KernelParam, Loaded, Request};
 
-/// The worker script, embedded so the binary needs nothing beside it.
-pub const WORKER_SCRIPT: &str = concat!(include_str!("extract.py"), include_str!("worker.py"));
+/// The worker script, embedded so the binary needs nothing beside it: the parts of `worker/`,
+/// in the order of their names (a test checks that this list is the folder).
+pub const WORKER_SCRIPT: &str = concat!(
+    include_str!("worker/00_extract.py"),
+    include_str!("worker/10_protocol.py"),
+    include_str!("worker/20_stand_ins.py"),
+    include_str!("worker/30_kernel.py"),
+    include_str!("worker/40_compile.py"),
+    include_str!("worker/50_launch.py"),
+    include_str!("worker/60_errors.py"),
+    include_str!("worker/70_zygote.py"),
+    include_str!("worker/90_serve.py"),
+);
+
+/// The parts [`WORKER_SCRIPT`] is made of, in order.
+#[cfg(test)]
+const WORKER_PARTS: [&str; 9] = [
+    include_str!("worker/00_extract.py"),
+    include_str!("worker/10_protocol.py"),
+    include_str!("worker/20_stand_ins.py"),
+    include_str!("worker/30_kernel.py"),
+    include_str!("worker/40_compile.py"),
+    include_str!("worker/50_launch.py"),
+    include_str!("worker/60_errors.py"),
+    include_str!("worker/70_zygote.py"),
+    include_str!("worker/90_serve.py"),
+];
 
 /// The worker's first line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -270,4 +295,28 @@ pub struct Reply {
     /// The rest of the reply.
     #[serde(flatten)]
     pub body: ReplyBody,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The embedded script is every part of `worker/`, in the order of their names: a part added
+    /// to the folder and not to the list (or the other way round) fails here.
+    #[test]
+    fn the_worker_script_is_the_folder_s_parts_in_order() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker");
+        let mut names: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .collect();
+        names.sort();
+        let folder: Vec<String> = names
+            .iter()
+            .map(|p| std::fs::read_to_string(p).unwrap())
+            .collect();
+        assert_eq!(folder, WORKER_PARTS.map(str::to_owned));
+        assert_eq!(WORKER_SCRIPT, WORKER_PARTS.concat());
+    }
 }

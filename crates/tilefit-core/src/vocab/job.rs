@@ -1,5 +1,5 @@
 //! One compile as the stages hand it on: the job's arguments, the job, and the request a worker
-//! receives (typed on this side; `worker.py` is the other).
+//! receives (typed on this side; the worker script in `compile/worker/` is the other).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

@@ -197,3 +197,24 @@ fn every_device_name_the_engines_ship_resolves() {
         other => panic!("the Arc Pro B60 is a known XPU, got {other:?}"),
     }
 }
+
+/// The shared vectors (`tests/vectors/device_names.json`): each name's key, as the Python
+/// package's `normalize_name` must give it too.
+#[test]
+fn names_normalize_as_the_shared_vectors_say() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/vectors/device_names.json");
+    let vectors: serde_json::Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+    let vectors = vectors["vectors"].as_array().unwrap();
+    assert!(vectors.len() >= 30);
+    let mut wrong = Vec::new();
+    for vector in vectors {
+        let name = vector["name"].as_str().unwrap();
+        let got = tilefit_core::device::normalize_name(name);
+        match vector["key"].as_str() {
+            Some(key) if key == got => {}
+            key => wrong.push(format!("{name:?}: {got:?}, the vectors say {key:?}")),
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
