@@ -294,17 +294,15 @@ impl ConfigExport {
 impl ConfigExport {
     /// Read an export written elsewhere (`--shipped`): parsed through `input::untrusted` (every
     /// string checked); a file of another shape is an error naming it.
-    pub fn read(path: &std::path::Path) -> Result<ConfigExport, crate::hint::Hinted> {
+    pub fn read(path: &std::path::Path) -> Result<ConfigExport, crate::model::read::ReadError> {
         const HINT: &str = "pass a file written by `tilefit probe --emit-configs FILE.json`";
-        let json = crate::input::untrusted::read_json(path).map_err(|e| {
-            let hint = e.field_hint().unwrap_or(HINT);
-            crate::hint::Hinted::new(e.to_string(), hint)
-        })?;
+        let json = crate::input::untrusted::read_json_expecting(path, HINT)?;
         serde_json::from_value(json).map_err(|e| {
             crate::hint::Hinted::new(
                 format!("`{}` is not a tilefit config export: {e}", path.display()),
                 HINT,
             )
+            .into()
         })
     }
 }

@@ -174,6 +174,42 @@ impl crate::hint::Hint for UntrustedError {
     }
 }
 
+/// An [`UntrustedError`] of a file that was to be of a known kind: the same words and causes, and
+/// for the errors whose hint depends on that kind, the caller's hint.
+#[derive(Debug)]
+pub struct Expected {
+    /// What went wrong.
+    pub error: UntrustedError,
+    /// What to pass instead.
+    pub hint: &'static str,
+}
+
+impl std::fmt::Display for Expected {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+impl std::error::Error for Expected {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.error)
+    }
+}
+
+impl crate::hint::Hint for Expected {
+    fn hint(&self) -> Option<String> {
+        match &self.error {
+            UntrustedError::Io { .. } => None,
+            other => Some(other.field_hint().unwrap_or(self.hint).to_owned()),
+        }
+    }
+}
+
+/// [`read_json`] of a file that should be of a known kind; `hint` says what to pass.
+pub fn read_json_expecting(path: &std::path::Path, hint: &'static str) -> Result<Value, Expected> {
+    read_json(path).map_err(|error| Expected { error, hint })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

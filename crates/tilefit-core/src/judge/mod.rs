@@ -8,4 +8,5 @@ pub mod findings;
 pub mod gate;
 pub mod listed;
 pub mod probe;
+pub mod replay;
 pub mod verdict;

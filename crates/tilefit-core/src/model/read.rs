@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::hint::Hinted;
-use crate::input::untrusted::{UntrustedError, read_json};
+use crate::input::untrusted::{Expected, read_json_expecting};
 use crate::model::matrix::MatrixReport;
 use crate::model::probe::ProbeReport;
 use crate::model::saved::SavedReport;
@@ -25,16 +25,33 @@ pub enum Shards {
     Replay(Vec<ReplayShardReport>),
 }
 
+/// Why a file from elsewhere is not what it was to be.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// It does not read, is not JSON, or holds a value no field may hold.
+    #[error(transparent)]
+    File(#[from] Expected),
+    /// It is JSON of another kind, schema or shape.
+    #[error(transparent)]
+    Kind(#[from] Hinted),
+}
+
+impl crate::hint::Hint for ReadError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ReadError::File(e) => crate::hint::Hint::hint(e),
+            ReadError::Kind(e) => crate::hint::Hint::hint(e),
+        }
+    }
+}
+
 /// A JSON file from elsewhere, parsed and its strings checked; `hint` says what to pass.
-fn untrusted(path: &Path, hint: &str) -> Result<Value, Hinted> {
-    read_json(path).map_err(|e| match &e {
-        UntrustedError::Io { .. } => Hinted::new(e.to_string(), "check the path").caused_by(e),
-        _ => Hinted::new(e.to_string(), e.field_hint().unwrap_or(hint)),
-    })
+fn untrusted(path: &Path, hint: &'static str) -> Result<Value, ReadError> {
+    Ok(read_json_expecting(path, hint)?)
 }
 
 /// Read the shard files of one run: all of a probe's, or all of a replay's (by the first).
-pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, Hinted> {
+pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
     let mut read = Vec::new();
     for path in paths {
         let path = path.as_ref();
@@ -49,7 +66,8 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, Hinted> {
             return Err(Hinted::new(
                 format!("`{shown}` has the kind {kind:?}, not `probe-shard` or `replay-shard`"),
                 SHARD_HINT,
-            ));
+            )
+            .into());
         }
         let version = json.get("schema_version").and_then(Value::as_u64);
         if version != Some(u64::from(SHARD_SCHEMA_VERSION)) {
@@ -58,7 +76,8 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, Hinted> {
                     "`{shown}` is a shard of schema {version:?}; this tilefit reads schema {SHARD_SCHEMA_VERSION}"
                 ),
                 "make every shard and the merge with the same tilefit",
-            ));
+            )
+            .into());
         }
         read.push((kind, json, path));
     }
@@ -83,17 +102,18 @@ fn parse<T: serde::de::DeserializeOwned>(
     path: &Path,
     what: &str,
     hint: &str,
-) -> Result<T, Hinted> {
+) -> Result<T, ReadError> {
     serde_json::from_value(json).map_err(|e| {
         Hinted::new(
             format!("`{}` is not {what} this tilefit reads: {e}", path.display()),
             hint,
         )
+        .into()
     })
 }
 
 /// A version matrix (`probe --triton A,B --json`).
-pub fn matrix(path: &Path) -> Result<MatrixReport, Hinted> {
+pub fn matrix(path: &Path) -> Result<MatrixReport, ReadError> {
     let json = untrusted(path, DIFF_HINT)?;
     if json.get("kind").and_then(Value::as_str) != Some("probe-matrix") {
         return Err(Hinted::new(
@@ -102,7 +122,8 @@ pub fn matrix(path: &Path) -> Result<MatrixReport, Hinted> {
                 path.display()
             ),
             DIFF_HINT,
-        ));
+        )
+        .into());
     }
     parse(json, path, "a matrix", DIFF_HINT)
 }
@@ -116,6 +137,9 @@ pub enum NotAProbeReport {
     /// It is a matrix or a replay report.
     #[error(transparent)]
     Other(#[from] Hinted),
+    /// It does not read as JSON of tilefit's.
+    #[error(transparent)]
+    File(#[from] ReadError),
 }
 
 impl crate::hint::Hint for NotAProbeReport {
@@ -123,6 +147,7 @@ impl crate::hint::Hint for NotAProbeReport {
         match self {
             NotAProbeReport::Saved(e) => crate::hint::Hint::hint(e),
             NotAProbeReport::Other(e) => crate::hint::Hint::hint(e),
+            NotAProbeReport::File(e) => crate::hint::Hint::hint(e),
         }
     }
 }

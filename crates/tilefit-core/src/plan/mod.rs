@@ -8,6 +8,7 @@ pub mod cache_key;
 pub mod job;
 pub mod jobs;
 pub mod listed;
+pub mod replay;
 pub mod shard;
 
 pub use cache_key::{Job, KeyContext, key};

@@ -37,7 +37,8 @@ impl crate::hint::Hint for DiffError {
 /// worth printing (an edited kernel).
 pub fn diffs(old: &Path, new: Option<&Path>) -> Result<(Vec<ReportDiff>, Vec<String>), DiffError> {
     let Some(new) = new else {
-        return Ok((read::matrix(old)?.diffs, Vec::new()));
+        let matrix = read::matrix(old).map_err(NotAProbeReport::from)?;
+        return Ok((matrix.diffs, Vec::new()));
     };
     let (old_report, new_report) = (read::probe_report(old)?, read::probe_report(new)?);
     let mut notes = Vec::new();

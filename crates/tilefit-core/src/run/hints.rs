@@ -36,6 +36,8 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::run::verify_local::VerifyError,
         crate::input::caches::CachesError,
         crate::model::read::NotAProbeReport,
+        crate::model::read::ReadError,
+        crate::input::untrusted::Expected,
     );
     None
 }

@@ -3,7 +3,9 @@
 //! (`input::cache_index`); each distinct kernel is recompiled from its cached IR file with the
 //! options it was compiled with, by the Triton version that produced it (the caller supplies one
 //! toolchain per version, so versions never mix). Only IR reaches the compiler: nothing from the
-//! cache is imported or executed. Compiles go through the shared loop (`compile::compile_all`).
+//! cache is imported or executed. Staged like a probe: the recompiles are planned in
+//! `plan::replay`, compiled through the shared loop (`compile::compile_all`), and judged in
+//! `judge::replay`.
 //!
 //! Sharded like a probe: [`replay_shard`] plans every version group's recompiles and runs its own
 //! part of their union; [`merge`] plans the same run again and takes each recompile's outcome from
@@ -13,27 +15,22 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use serde_json::Value;
-
 use crate::compile::WorkerFault;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{self, CompileOutcome, Event, Scratch, Settings};
+use crate::compile::{self, Event, Scratch, Settings};
 use crate::device::{Target, TargetDevice};
-use crate::input::cache_index::{CacheIndex, CachedKernel, PORTABLE_OPTIONS};
-use crate::judge::probe::judge_on;
+use crate::input::cache_index::CacheIndex;
+use crate::judge::replay::{Outcomes, judge, variants};
 use crate::model::probe::ToolInfo;
-use crate::model::replay::{
-    KernelRef, KernelVariant, REPLAY_SCHEMA_VERSION, ReplayReport, ReplayResult, ReplayStats,
-    VersionGroup,
-};
+use crate::model::replay::{REPLAY_SCHEMA_VERSION, ReplayReport, ReplayStats, VersionGroup};
 use crate::model::shard::{
     ReplayInvocation, ReplayShardReport, SHARD_SCHEMA_VERSION, ShardOutcome, ShardToolchain,
 };
+use crate::plan::Job;
 use crate::plan::jobs::fleet_archs;
+use crate::plan::replay::recompiles;
 use crate::plan::shard::{self, Shard};
-use crate::plan::{Job, KeyContext};
 use crate::vocab::CompileStatus;
-use crate::vocab::Request;
 
 /// Why a replay could not run.
 #[derive(Debug, thiserror::Error)]
@@ -63,33 +60,6 @@ impl crate::hint::Hint for ReplayError {
     }
 }
 
-static MAKE_RANGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"tt\.make_range \{end = (\d+) : i32, start = (\d+) : i32\}")
-        .expect("literal")
-});
-
-/// Distinct `tt.make_range` lengths, ascending.
-fn tile_ranges(ir: &str) -> Vec<u64> {
-    let mut ranges: Vec<u64> = MAKE_RANGE
-        .captures_iter(ir)
-        .filter_map(|c| {
-            Some(
-                c[1].parse::<u64>()
-                    .ok()?
-                    .saturating_sub(c[2].parse::<u64>().ok()?),
-            )
-        })
-        .collect();
-    ranges.sort_unstable();
-    ranges.dedup();
-    ranges
-}
-
-/// The short id of a variant.
-fn short_id(hash: &str) -> String {
-    hash.chars().take(8).collect()
-}
-
 /// One version group, planned: its report line, its toolchain, and a slot and job per recompile.
 struct GroupPlan<'a> {
     group: VersionGroup,
@@ -114,7 +84,15 @@ fn plan_groups<'a>(
             if members.is_empty() {
                 return None;
             }
-            let (slots, jobs) = plan(index, &members, archs, toolchain, settings, &worker);
+            let versions = (
+                toolchain.triton_version.as_str(),
+                toolchain.python_version.as_str(),
+            );
+            let depth = crate::plan::jobs::Depth {
+                full: settings.full_compile,
+                resources: settings.read_resources,
+            };
+            let (slots, jobs) = recompiles(index, &members, archs, versions, depth, &worker);
             Some(GroupPlan {
                 group: VersionGroup {
                     produced_by: produced_by.clone(),
@@ -357,130 +335,4 @@ pub fn merge(
     Ok(report_of(
         index, caches, targets, &archs, groups, outcomes, seconds,
     ))
-}
-
-/// (kernel, arch) slot -> its outcome, whether it came from the cache, and the Triton that
-/// replayed it.
-type Outcomes = BTreeMap<(usize, usize), (CompileOutcome, bool, String)>;
-
-/// One recompile per (member kernel, arch): its slot and its job under the one key scheme (the
-/// IR file's digest stands for the source).
-fn plan(
-    index: &CacheIndex,
-    members: &[usize],
-    archs: &[Target],
-    toolchain: &Toolchain,
-    settings: &Settings,
-    worker: &str,
-) -> (Vec<(usize, usize)>, Vec<Job>) {
-    let mut slots = Vec::new();
-    let mut jobs = Vec::new();
-    for &kernel in members {
-        let cached_kernel = &index.kernels[kernel];
-        let context = KeyContext {
-            source: crate::digest::sha256(&std::fs::read(&cached_kernel.ir).unwrap_or_default()),
-            triton: toolchain.triton_version.clone(),
-            python: toolchain.python_version.clone(),
-            worker: worker.to_owned(),
-        };
-        for (arch_index, target) in archs.iter().enumerate() {
-            let request = Request::CompileIr {
-                ir_file: cached_kernel.ir.clone(),
-                options: replay_options(cached_kernel, target),
-                target: target.clone(),
-                full: settings.full_compile || settings.read_resources,
-                resources: settings.read_resources,
-                binary_dir: None,
-            };
-            slots.push((kernel, arch_index));
-            jobs.push(Job {
-                key: crate::plan::key(&request, &context),
-                label: format!("{} {}", target.arch, cached_kernel.name),
-                cost: 1,
-                request,
-            });
-        }
-    }
-    (slots, jobs)
-}
-
-/// The report's view of each distinct kernel.
-fn variants(index: &CacheIndex) -> Vec<KernelVariant> {
-    index
-        .kernels
-        .iter()
-        .zip(&index.copies)
-        .map(|(k, copies)| KernelVariant {
-            id: short_id(&k.hash),
-            name: k.name.clone(),
-            source: k.source.clone(),
-            triton_version: k.triton_version.clone(),
-            original_arch: k.arch.clone(),
-            original_shared_bytes: k.shared,
-            options: k.options.clone(),
-            args: k.args.clone(),
-            tile_ranges: std::fs::read_to_string(&k.ir)
-                .map(|ir| tile_ranges(&ir))
-                .unwrap_or_default(),
-            entry: k.entry.display().to_string(),
-            copies: *copies,
-        })
-        .collect()
-}
-
-/// One result per (kernel, arch), with a verdict per device of that arch.
-fn judge(
-    kernels: &[KernelVariant],
-    archs: &[Target],
-    targets: &[TargetDevice],
-    outcomes: Outcomes,
-) -> Vec<ReplayResult> {
-    outcomes
-        .into_iter()
-        .map(|((kernel, arch_index), (outcome, cached, replayed_with))| {
-            let variant = &kernels[kernel];
-            let target = &archs[arch_index];
-            let verdicts = targets
-                .iter()
-                .filter(|d| d.arch == target.arch)
-                .map(|d| judge_on(d, &outcome))
-                .collect();
-            ReplayResult {
-                kernel: KernelRef {
-                    index: kernel,
-                    id: variant.id.clone(),
-                    name: variant.name.clone(),
-                    source: variant.source.clone(),
-                },
-                config: variant.options.clone(),
-                arch: target.arch.clone(),
-                backend: target.backend,
-                status: outcome.status,
-                shared_bytes: outcome.shared,
-                original_arch: variant.original_arch.clone(),
-                original_shared_bytes: variant.original_shared_bytes,
-                error: outcome.error,
-                cached,
-                replayed_with,
-                binary: outcome.binary,
-                kernel_name: outcome.kernel_name,
-                resources: outcome.resources,
-                resources_error: outcome.resources_error,
-                verdicts,
-            }
-        })
-        .collect()
-}
-
-/// The options a cached kernel is recompiled with on `target`: the portable ones always, the
-/// backend-specific ones only on its own backend.
-fn replay_options(kernel: &CachedKernel, target: &Target) -> BTreeMap<String, Value> {
-    kernel
-        .options
-        .iter()
-        .filter(|(key, _)| {
-            PORTABLE_OPTIONS.contains(&key.as_str()) || target.backend == kernel.backend
-        })
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect()
 }

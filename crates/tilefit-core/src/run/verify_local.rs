@@ -52,6 +52,9 @@ pub enum VerifyError {
     /// The input or a flag does not fit.
     #[error(transparent)]
     Input(#[from] Hinted),
+    /// A saved report does not read.
+    #[error(transparent)]
+    Report(#[from] crate::input::untrusted::Expected),
     /// The spec is wrong.
     #[error(transparent)]
     Spec(#[from] SpecError),
@@ -88,6 +91,7 @@ impl crate::hint::Hint for VerifyError {
                 Some("tilefit's table does not know this arch yet".to_owned())
             }
             VerifyError::Input(e) => Hint::hint(e),
+            VerifyError::Report(e) => Hint::hint(e),
             VerifyError::Spec(e) => Hint::hint(e),
             VerifyError::Toolchain(e) => Hint::hint(e),
             VerifyError::Probe(e) => Hint::hint(e),
@@ -103,7 +107,7 @@ enum Source {
     Caches(Vec<PathBuf>),
 }
 
-fn source_of(input: &Path) -> Result<Source, Hinted> {
+fn source_of(input: &Path) -> Result<Source, VerifyError> {
     if input.is_dir() {
         return Ok(Source::Caches(vec![input.to_path_buf()]));
     }
@@ -112,8 +116,7 @@ fn source_of(input: &Path) -> Result<Source, Hinted> {
         .is_some_and(|e| e.eq_ignore_ascii_case("json"))
     {
         let hint = "pass a spec, a cache directory or a saved report";
-        let json = crate::input::untrusted::read_json(input)
-            .map_err(|e| Hinted::new(e.to_string(), e.field_hint().unwrap_or(hint)))?;
+        let json = crate::input::untrusted::read_json_expecting(input, hint)?;
         return match json.get("kind").and_then(Value::as_str) {
             Some("probe") => Ok(Source::Spec(PathBuf::from(
                 json["spec"].as_str().unwrap_or_default(),
@@ -130,7 +133,8 @@ fn source_of(input: &Path) -> Result<Source, Hinted> {
             _ => Err(Hinted::new(
                 format!("`{}` is not a probe or replay report", input.display()),
                 "pass a file written by `tilefit probe --json` or `tilefit replay --json`",
-            )),
+            )
+            .into()),
         };
     }
     Ok(Source::Spec(input.to_path_buf()))
