@@ -94,7 +94,7 @@ fn autotune_export(report: &ProbeReport) -> Option<AutotuneExport> {
             .origins
             .get(index)?
             .iter()
-            .find_map(|o| o.strip_prefix("autotune #")?.parse().ok())
+            .find_map(crate::vocab::Listing::autotune_place)
     };
     let mut by_arch: BTreeMap<String, Vec<PrunedList>> = BTreeMap::new();
     let mut by_device: BTreeMap<String, Vec<PrunedList>> = BTreeMap::new();

@@ -18,7 +18,7 @@ pub struct ListedRun<'a> {
     /// The listed configs.
     pub listed: &'a ListedConfigs,
     /// Origins per sweep config.
-    pub origins: Vec<Vec<String>>,
+    pub origins: Vec<Vec<crate::vocab::Listing>>,
     /// Every sweep config, for the variant (the axis prefix) of each.
     pub configs: &'a [Config],
     /// The config files read, with the fleet device each maps to.
@@ -61,8 +61,8 @@ pub fn summarize(
             || run.origins.get(config).is_some_and(|origins| {
                 origins.iter().any(|origin| {
                     origin
-                        .rsplit_once(": ")
-                        .and_then(|(file, _)| file_devices.get(file))
+                        .file()
+                        .and_then(|file| file_devices.get(file))
                         .is_some_and(|d| *d == device.device)
                 })
             })
@@ -126,11 +126,11 @@ pub fn summarize(
 fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport> {
     let verdict_of = |config: usize, device: &TargetDevice| verdict_on(results, config, device);
     // Where each origin (`file: key`) was listed, once, instead of a scan per entry.
-    let mut by_origin: std::collections::HashMap<&str, Vec<usize>> =
+    let mut by_origin: std::collections::HashMap<&crate::vocab::Listing, Vec<usize>> =
         std::collections::HashMap::new();
     for (index, origins) in run.origins.iter().enumerate() {
         for origin in origins {
-            by_origin.entry(origin.as_str()).or_default().push(index);
+            by_origin.entry(origin).or_default().push(index);
         }
     }
     run.files
@@ -142,9 +142,12 @@ fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport>
                 .entries
                 .iter()
                 .flat_map(|(key, _, edits)| {
-                    let origin = format!("{}: {key}", file.name);
+                    let origin = crate::vocab::Listing::Entry {
+                        file: file.name.clone(),
+                        key: key.clone(),
+                    };
                     by_origin
-                        .get(origin.as_str())
+                        .get(&origin)
                         .cloned()
                         .unwrap_or_default()
                         .into_iter()

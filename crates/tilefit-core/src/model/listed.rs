@@ -116,7 +116,7 @@ pub struct ListedReport {
     /// Distinct listed configs.
     pub distinct: usize,
     /// Where each result's config was listed, by `config_index`.
-    pub origins: Vec<Vec<String>>,
+    pub origins: Vec<Vec<crate::vocab::Listing>>,
     /// Per device and variant.
     pub per_device: Vec<DeviceFit>,
     /// The config files, for `from_files` sweeps.

@@ -16,7 +16,7 @@ pub struct MatrixReport {
     /// [`MATRIX_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `probe-matrix`.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// The tilefit that wrote it.
     pub tool: ToolInfo,
     /// Each version's report, in the order the versions were given.

@@ -6,6 +6,7 @@
 
 pub mod diff;
 pub mod identity;
+pub mod kind;
 pub mod listed;
 pub mod matrix;
 pub mod naming;

@@ -50,8 +50,8 @@ pub fn listed_label(report: &ProbeReport, config_index: usize) -> String {
         .get(config_index)
         .into_iter()
         .flatten()
-        .filter_map(|o| o.strip_prefix("autotune "))
-        .map(str::to_owned)
+        .filter_map(crate::vocab::Listing::autotune_place)
+        .map(|place| format!("#{place}"))
         .collect();
     if autotune.is_empty() {
         format!("#{}", config_index % listed.distinct.max(1))

@@ -186,7 +186,7 @@ pub struct ProbeReport {
     /// [`REPORT_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `probe`: tells a saved probe report from a replay report.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// tilefit's name and version.
     pub tool: ToolInfo,
     /// Triton version that compiled.

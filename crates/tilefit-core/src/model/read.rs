@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::hint::Hinted;
 use crate::input::untrusted::{Expected, read_json_expecting};
+use crate::model::kind::ReportKind;
 use crate::model::matrix::MatrixReport;
 use crate::model::probe::ProbeReport;
 use crate::model::saved::SavedReport;
@@ -57,12 +58,10 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
         let path = path.as_ref();
         let shown = path.display();
         let json = untrusted(path, SHARD_HINT)?;
-        let kind = json
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        if kind != "probe-shard" && kind != "replay-shard" {
+        let written = json.get("kind").and_then(Value::as_str).unwrap_or_default();
+        let kind = ReportKind::parse(written);
+        if !matches!(kind, Some(ReportKind::ProbeShard | ReportKind::ReplayShard)) {
+            let kind = written.to_owned();
             return Err(Hinted::new(
                 format!("`{shown}` has the kind {kind:?}, not `probe-shard` or `replay-shard`"),
                 SHARD_HINT,
@@ -83,7 +82,7 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
     }
     let replay = read
         .first()
-        .is_some_and(|(kind, _, _)| kind == "replay-shard");
+        .is_some_and(|(kind, _, _)| *kind == Some(ReportKind::ReplayShard));
     if replay {
         read.into_iter()
             .map(|(_, json, path)| parse(json, path, "a shard", SHARD_HINT))
@@ -115,7 +114,8 @@ fn parse<T: serde::de::DeserializeOwned>(
 /// A version matrix (`probe --triton A,B --json`).
 pub fn matrix(path: &Path) -> Result<MatrixReport, ReadError> {
     let json = untrusted(path, DIFF_HINT)?;
-    if json.get("kind").and_then(Value::as_str) != Some("probe-matrix") {
+    let kind = json.get("kind").and_then(Value::as_str).and_then(ReportKind::parse);
+    if kind != Some(ReportKind::ProbeMatrix) {
         return Err(Hinted::new(
             format!(
                 "`{}` is not a version matrix; give the new report too",

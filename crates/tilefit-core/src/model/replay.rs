@@ -144,7 +144,7 @@ pub struct ReplayReport {
     /// [`REPLAY_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `replay`: tells a saved replay report from a probe report.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// tilefit's name and version.
     pub tool: ToolInfo,
     /// The cache directories.

@@ -6,37 +6,9 @@
 use std::path::Path;
 
 use crate::input::untrusted::{UntrustedError, read_json};
+pub use crate::model::kind::ReportKind;
 use crate::model::probe::ProbeReport;
 use crate::model::replay::ReplayReport;
-
-/// What a saved JSON file says it is, by its `kind`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportKind {
-    /// `tilefit probe --json`.
-    Probe,
-    /// `tilefit replay --json`.
-    Replay,
-    /// `tilefit probe --triton A,B --json`.
-    ProbeMatrix,
-    /// `tilefit probe --shard K/N --json`.
-    ProbeShard,
-    /// `tilefit replay --shard K/N --json`.
-    ReplayShard,
-}
-
-impl ReportKind {
-    /// The kind of a `kind` string, if tilefit writes it.
-    pub fn parse(kind: &str) -> Option<ReportKind> {
-        Some(match kind {
-            "probe" => ReportKind::Probe,
-            "replay" => ReportKind::Replay,
-            "probe-matrix" => ReportKind::ProbeMatrix,
-            "probe-shard" => ReportKind::ProbeShard,
-            "replay-shard" => ReportKind::ReplayShard,
-            _ => return None,
-        })
-    }
-}
 
 /// A saved probe or replay report.
 pub enum SavedReport {
@@ -138,7 +110,7 @@ impl SavedReport {
             Some(ReportKind::ProbeShard | ReportKind::ReplayShard) => {
                 Err(SavedReportError::Shard { path: shown })
             }
-            None => Err(SavedReportError::Kind {
+            Some(ReportKind::Verify) | None => Err(SavedReportError::Kind {
                 path: shown,
                 kind: kind.map(str::to_owned),
             }),

@@ -20,7 +20,7 @@ pub struct ShardReport {
     /// [`SHARD_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `probe-shard`.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// The tilefit that wrote it.
     pub tool: ToolInfo,
     /// Which shard.
@@ -85,7 +85,7 @@ pub struct ReplayShardReport {
     /// [`SHARD_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `replay-shard`.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// The tilefit that wrote it.
     pub tool: ToolInfo,
     /// Which shard.
@@ -143,7 +143,7 @@ pub struct ShardIdentity<'a> {
     /// The shard.
     pub shard: Shard,
     /// Its kind and schema.
-    pub kind: &'a str,
+    pub kind: crate::model::kind::ReportKind,
     /// Its schema version.
     pub schema_version: u32,
     /// Its run's plan digest.
@@ -157,7 +157,7 @@ impl ShardReport {
     pub fn identity(&self) -> ShardIdentity<'_> {
         ShardIdentity {
             shard: self.shard,
-            kind: &self.kind,
+            kind: self.kind,
             schema_version: self.schema_version,
             plan_sha256: &self.plan_sha256,
             inputs: format!("{}, Triton {}", self.invocation.spec, self.triton_version),
@@ -170,7 +170,7 @@ impl ReplayShardReport {
     pub fn identity(&self) -> ShardIdentity<'_> {
         ShardIdentity {
             shard: self.shard,
-            kind: &self.kind,
+            kind: self.kind,
             schema_version: self.schema_version,
             plan_sha256: &self.plan_sha256,
             inputs: self.invocation.dirs.join(", "),

@@ -91,7 +91,7 @@ pub struct VerifyReport {
     /// [`VERIFY_SCHEMA_VERSION`].
     pub schema_version: u32,
     /// `verify`.
-    pub kind: String,
+    pub kind: crate::model::kind::ReportKind,
     /// tilefit's name and version.
     pub tool: ToolInfo,
     /// The GPU, as the driver describes it.

@@ -44,7 +44,7 @@ pub fn from_autotune(configs: &[AutotuneConfig]) -> Result<ListedConfigs, String
             ));
         }
         let values = config.values();
-        let origin = format!("autotune #{index}");
+        let origin = crate::vocab::Listing::Autotune(index);
         match listed.iter_mut().find(|c| c.values == values) {
             Some(existing) => existing.origins.push(origin),
             None => listed.push(ListedConfig {
@@ -274,7 +274,10 @@ pub fn from_files(
                 ));
             }
             values.sort_by_key(|(k, _)| rank(k));
-            let origin = format!("{}: {key}", prepared.file.name);
+            let origin = crate::vocab::Listing::Entry {
+                file: prepared.file.name.clone(),
+                key: key.clone(),
+            };
             // Each distinct (config, variant) once: an index instead of a scan per entry, for
             // folders of thousands of entries.
             let identity = serde_json::to_string(&values).unwrap_or_default();
@@ -440,6 +443,7 @@ pub(crate) fn prepare_listed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vocab::Listing;
 
     fn config(kwargs: &[(&str, Value)], warps: u64, stages: u64) -> AutotuneConfig {
         AutotuneConfig {
@@ -477,7 +481,11 @@ mod tests {
         ];
         let listed = from_autotune(&list).unwrap();
         assert_eq!(listed.configs.len(), 2);
-        assert_eq!(listed.configs[0].origins, ["autotune #0", "autotune #2"]);
+        assert_eq!(
+            listed.configs[0].origins,
+            [Listing::Autotune(0), Listing::Autotune(2)]
+        );
+        assert_eq!(listed.configs[0].origins[1].to_string(), "autotune #2");
         let names: Vec<&str> = listed.configs[0]
             .values
             .iter()
@@ -546,7 +554,14 @@ mod tests {
             names,
             ["BLOCK_SIZE_M", "BLOCK_SIZE_K", "num_warps", "num_stages"]
         );
-        assert_eq!(listed.configs[0].origins, ["x.json: 16"]);
+        assert_eq!(
+            listed.configs[0].origins,
+            [Listing::Entry {
+                file: "x.json".to_owned(),
+                key: "16".to_owned()
+            }]
+        );
+        assert_eq!(listed.configs[0].origins[0].to_string(), "x.json: 16");
     }
 
     #[test]

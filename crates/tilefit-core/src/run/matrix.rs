@@ -69,7 +69,7 @@ pub fn probe_matrix(
         .collect();
     Ok(MatrixReport {
         schema_version: MATRIX_SCHEMA_VERSION,
-        kind: "probe-matrix".to_owned(),
+        kind: crate::model::kind::ReportKind::ProbeMatrix,
         tool: ToolInfo::current(),
         versions: reports,
         diffs,

@@ -342,16 +342,17 @@ pub fn probe_tuned(
                 .iter()
                 .flat_map(|inputs| &inputs.files)
                 .filter(|f| f.file.tuned_with.as_deref() == Some(version.as_str()))
-                .map(|f| format!("{}: ", f.file.name))
+                .map(|f| f.file.name.clone())
                 .collect();
             let origins = planned.prepared.spec.config_origins();
             planned
                 .jobs
                 .iter()
                 .map(|job| {
-                    origins
-                        .get(job.config_index)
-                        .is_some_and(|o| o.iter().any(|o| tuned.iter().any(|t| o.starts_with(t))))
+                    origins.get(job.config_index).is_some_and(|o| {
+                        o.iter()
+                            .any(|o| o.file().is_some_and(|f| tuned.iter().any(|t| t == f)))
+                    })
                 })
                 .collect()
         },
@@ -465,7 +466,7 @@ pub fn probe_shard(
     }
     Ok(ShardReport {
         schema_version: SHARD_SCHEMA_VERSION,
-        kind: "probe-shard".to_owned(),
+        kind: crate::model::kind::ReportKind::ProbeShard,
         tool: ToolInfo::current(),
         shard,
         plan_sha256,
@@ -574,7 +575,7 @@ fn assemble(
     };
     ProbeReport {
         schema_version: REPORT_SCHEMA_VERSION,
-        kind: "probe".to_owned(),
+        kind: crate::model::kind::ReportKind::Probe,
         tool: ToolInfo::current(),
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),

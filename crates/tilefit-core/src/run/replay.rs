@@ -187,7 +187,7 @@ fn report_of(
     };
     ReplayReport {
         schema_version: REPLAY_SCHEMA_VERSION,
-        kind: "replay".to_owned(),
+        kind: crate::model::kind::ReportKind::Replay,
         tool: ToolInfo::current(),
         caches: caches.iter().map(|c| c.display().to_string()).collect(),
         versions: groups.into_iter().map(|g| g.group).collect(),
@@ -248,7 +248,7 @@ pub fn replay_shard(
     }
     Ok(ReplayShardReport {
         schema_version: SHARD_SCHEMA_VERSION,
-        kind: "replay-shard".to_owned(),
+        kind: crate::model::kind::ReportKind::ReplayShard,
         tool: ToolInfo::current(),
         shard,
         plan_sha256: plan_digest(targets, &groups),

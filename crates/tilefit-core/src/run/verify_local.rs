@@ -197,7 +197,7 @@ pub fn verify_local(
             let rows = verify::judge(&session, &cases, target.smem_per_block_optin, &launches)?;
             Ok(VerifyReport {
                 schema_version: VERIFY_SCHEMA_VERSION,
-                kind: "verify".to_owned(),
+                kind: crate::model::kind::ReportKind::Verify,
                 tool: ToolInfo::current(),
                 device: device.clone(),
                 table_budget: target.smem_per_block_optin,

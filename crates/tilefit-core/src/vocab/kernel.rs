@@ -216,3 +216,103 @@ pub struct KernelInterface {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub loaded: Option<crate::vocab::Loaded>,
 }
+
+/// Where a listed config was listed: its place in a kernel's `@triton.autotune` list, or an entry
+/// of an engine's config file. Written in reports as `autotune #3` and `FILE: KEY`; read back from
+/// those words, so a report of an earlier version reads the same.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Listing {
+    /// The config's place in the autotune list.
+    Autotune(usize),
+    /// A config file's entry: the file's name and the entry's key (a batch size).
+    Entry {
+        /// The file's name.
+        file: String,
+        /// The entry's key.
+        key: String,
+    },
+}
+
+impl Listing {
+    /// The config file it is an entry of, if it is one.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            Listing::Entry { file, .. } => Some(file),
+            Listing::Autotune(_) => None,
+        }
+    }
+
+    /// Its place in the autotune list, if it is one.
+    pub fn autotune_place(&self) -> Option<usize> {
+        match self {
+            Listing::Autotune(place) => Some(*place),
+            Listing::Entry { .. } => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Listing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Listing::Autotune(place) => write!(f, "autotune #{place}"),
+            Listing::Entry { file, key } => write!(f, "{file}: {key}"),
+        }
+    }
+}
+
+impl std::str::FromStr for Listing {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Listing, String> {
+        if let Some(place) = text.strip_prefix("autotune #") {
+            return place
+                .parse()
+                .map(Listing::Autotune)
+                .map_err(|_| format!("`{text}` is not an autotune place"));
+        }
+        match text.rsplit_once(": ") {
+            Some((file, key)) => Ok(Listing::Entry {
+                file: file.to_owned(),
+                key: key.to_owned(),
+            }),
+            None => Err(format!("`{text}` is neither `autotune #N` nor `FILE: KEY`")),
+        }
+    }
+}
+
+impl Serialize for Listing {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Listing {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Listing, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn listings_read_back_the_words_they_are_written_as() {
+        for text in [
+            "autotune #3",
+            "E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3.json: 256",
+        ] {
+            let listing: Listing = text.parse().unwrap();
+            assert_eq!(listing.to_string(), text);
+            let json = serde_json::to_string(&listing).unwrap();
+            assert_eq!(serde_json::from_str::<Listing>(&json).unwrap(), listing);
+        }
+        assert_eq!(
+            "autotune #3".parse::<Listing>().unwrap().autotune_place(),
+            Some(3)
+        );
+        assert!("autotune #x".parse::<Listing>().is_err());
+        assert!("no separator".parse::<Listing>().is_err());
+    }
+}

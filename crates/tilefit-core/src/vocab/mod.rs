@@ -11,6 +11,6 @@ mod status;
 pub use job::{CompileJob, JobArg, PROTOCOL_VERSION, Request};
 pub use kernel::{
     AutotuneConfig, Config, DESCRIPTOR_TYPE, Descriptor, KernelInterface, KernelParam,
-    KernelSource, LoadMode, Loaded, NONE_TYPE, describe_config,
+    KernelSource, Listing, LoadMode, Loaded, NONE_TYPE, describe_config,
 };
 pub use status::CompileStatus;

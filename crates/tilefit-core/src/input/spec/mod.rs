@@ -99,7 +99,7 @@ pub struct ListedConfig {
     /// option.
     pub values: Config,
     /// Where it appears: `autotune #3`, `E=8,N=14336,device_name=...json: 16`.
-    pub origins: Vec<String>,
+    pub origins: Vec<crate::vocab::Listing>,
     /// The archs it is compiled for; `None`: every arch of the fleet. A config file's entry is
     /// compiled for its own device's arch and for the fleet's archs of the same backend.
     pub archs: Option<Vec<String>>,

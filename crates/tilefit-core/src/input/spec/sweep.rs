@@ -105,7 +105,7 @@ impl ProbeSpec {
     }
 
     /// Where each config of [`ProbeSpec::configs`] was listed (empty for axis-only sweeps).
-    pub fn config_origins(&self) -> Vec<Vec<String>> {
+    pub fn config_origins(&self) -> Vec<Vec<crate::vocab::Listing>> {
         let crossed = self.axis_configs().len();
         match &self.listed {
             None => vec![Vec::new(); crossed],
