@@ -14,11 +14,41 @@ use crate::resources::KernelResources;
 use crate::units::format_count;
 use crate::vocab::CompileStatus;
 
+/// What a finding is about, as data: what `--baseline` compares, whatever words a table uses for
+/// it (a config's text names only the axes that vary, which a longer sweep changes).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum SubjectKey {
+    /// A config of a probe, by every value it sets (canonical JSON).
+    Config(String),
+    /// A cached kernel variant of a replay: its name and short id.
+    Kernel {
+        /// The kernel's name.
+        name: String,
+        /// Its variant's short id.
+        id: String,
+    },
+    /// A config file's entry.
+    Entry(crate::vocab::Listing),
+    /// A config file.
+    File(String),
+    /// A kernel's autotune list, for one variant (canonical JSON of the variant).
+    AutotuneList(String),
+}
+
+impl SubjectKey {
+    /// A probe config's key.
+    pub fn config(config: &BTreeMap<String, Value>) -> SubjectKey {
+        SubjectKey::Config(serde_json::to_string(config).unwrap_or_default())
+    }
+}
+
 /// One (subject, device) verdict, flattened: what a CI gate looks at, for probe and replay alike.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judged {
     /// The config (probe) or kernel variant (replay), as the report names it.
     pub subject: String,
+    /// The same, as data.
+    pub key: SubjectKey,
     /// The device as the user wrote it.
     pub device: String,
     /// The arch compiled for.
@@ -41,7 +71,7 @@ pub struct Judged {
 
 /// The flattened verdicts of one result.
 fn judged_of<'a>(
-    subject: String,
+    (subject, key): (String, SubjectKey),
     arch: &'a str,
     status: CompileStatus,
     shared_bytes: Option<u64>,
@@ -50,6 +80,7 @@ fn judged_of<'a>(
 ) -> impl Iterator<Item = Judged> + 'a {
     verdicts.iter().map(move |v| Judged {
         subject: subject.clone(),
+        key: key.clone(),
         device: v.device.clone(),
         arch: arch.to_owned(),
         status,
@@ -97,6 +128,8 @@ pub trait Findings {
 pub struct Miss {
     /// The config, file or list, as the report names it.
     pub subject: String,
+    /// The same, as data.
+    pub key: SubjectKey,
     /// The device.
     pub device: String,
     /// Bytes over, or why.
@@ -200,6 +233,7 @@ impl Findings for ProbeReport {
             if let Some(v) = verdict.filter(|v| misses(v.verdict)) {
                 found.push(Miss {
                     entry: None,
+                    key: SubjectKey::config(&config),
                     subject: config_text(&config, &varying),
                     device: rec.device.clone(),
                     detail: v.over_by.map_or_else(
@@ -217,9 +251,14 @@ impl Findings for ProbeReport {
                     .iter()
                     .filter(|e| e.verdict.is_some_and(misses))
                 {
+                    let listing = crate::vocab::Listing::Entry {
+                        file: file.file.clone(),
+                        key: entry.key.clone(),
+                    };
                     found.push(Miss {
                         entry: Some((file.path.clone(), entry.key.clone())),
-                        subject: format!("{}: {}", file.file, entry.key),
+                        subject: listing.to_string(),
+                        key: SubjectKey::Entry(listing),
                         device: device.clone(),
                         detail: entry
                             .over_by
@@ -251,6 +290,9 @@ impl Findings for ProbeReport {
                     .join(" ");
                 found.push(Miss {
                     entry: None,
+                    key: SubjectKey::AutotuneList(
+                        serde_json::to_string(&fit.variant).unwrap_or_default(),
+                    ),
                     subject: format!(
                         "the autotune list{}",
                         if variant.is_empty() {
@@ -275,6 +317,7 @@ impl Findings for ProbeReport {
             {
                 found.push(Miss {
                     entry: Some((file.path.clone(), String::new())),
+                    key: SubjectKey::File(file.file.clone()),
                     subject: file.file.clone(),
                     device: device.clone(),
                     detail: format!("0 of {} entries fit", file.entries.len()),
@@ -290,7 +333,10 @@ impl Findings for ProbeReport {
             .iter()
             .flat_map(|r| {
                 judged_of(
-                    config_text(&r.config, &varying),
+                    (
+                        config_text(&r.config, &varying),
+                        SubjectKey::config(&r.config),
+                    ),
                     &r.arch,
                     r.status,
                     r.shared_bytes,
@@ -331,7 +377,13 @@ impl Findings for crate::model::replay::ReplayReport {
             .iter()
             .flat_map(|r| {
                 judged_of(
-                    format!("{} #{}", r.kernel.name, r.kernel.id),
+                    (
+                        format!("{} #{}", r.kernel.name, r.kernel.id),
+                        SubjectKey::Kernel {
+                            name: r.kernel.name.clone(),
+                            id: r.kernel.id.clone(),
+                        },
+                    ),
                     &r.arch,
                     r.status,
                     r.shared_bytes,

@@ -7,7 +7,7 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use super::findings::Findings;
+use super::findings::{Findings, SubjectKey};
 use crate::fix::ConfigExport;
 use crate::input::locate;
 use crate::model::verdict::VerdictCode;
@@ -120,8 +120,8 @@ pub struct Location {
 pub struct Finding {
     /// The rule that found it.
     pub rule: Rule,
-    /// What `--baseline` compares: (rule, subject, device).
-    pub key: (String, String, String),
+    /// What `--baseline` compares: (rule, what it is about, device), as data.
+    pub key: (String, SubjectKey, String),
     /// The words the gate line and the annotation use.
     pub text: String,
     /// Where it is, when the report says.
@@ -210,7 +210,7 @@ impl Gate {
         for &rule in rules {
             let mut found = findings_of(rule, report, self.shipped.as_ref(), &mut lines);
             if let Some(old) = &self.baseline {
-                let before: HashSet<(String, String, String)> = findings_of(
+                let before: HashSet<(String, SubjectKey, String)> = findings_of(
                     rule,
                     old.as_ref(),
                     self.shipped.as_ref(),
@@ -292,18 +292,19 @@ fn findings_of(
     let name = rule.name();
     let kernel = report.kernel_source();
     let at_kernel = |lines: &mut Lines| lines.kernel(kernel.as_ref(), rule == Rule::NoneFits);
-    let finding = |subject: &str, device: &str, text: String, location: Option<Location>| Finding {
-        rule,
-        key: (name.clone(), subject.to_owned(), device.to_owned()),
-        text,
-        location,
-    };
+    let finding =
+        |subject: SubjectKey, device: &str, text: String, location: Option<Location>| Finding {
+            rule,
+            key: (name.clone(), subject, device.to_owned()),
+            text,
+            location,
+        };
     let mut found: Vec<Finding> = Vec::new();
     match rule {
         Rule::UnmappedFiles => {
             for file in report.unmapped_files() {
                 let location = at_kernel(lines);
-                found.push(finding(&file, "", file.clone(), location));
+                found.push(finding(SubjectKey::File(file.clone()), "", file, location));
             }
         }
         Rule::Baseline | Rule::NoneFits => {
@@ -324,7 +325,7 @@ fn findings_of(
                     Some((path, key)) => Some(lines.entry(path, key)),
                     None => at_kernel(lines),
                 };
-                found.push(finding(&miss.subject, &miss.device, text, location));
+                found.push(finding(miss.key, &miss.device, text, location));
             }
         }
         _ => {}
@@ -339,7 +340,7 @@ fn findings_of(
                 &j.device
             };
             let location = at_kernel(lines);
-            found.push(finding(&j.subject, device, text, location));
+            found.push(finding(j.key.clone(), device, text, location));
         }
     }
     let mut seen = HashSet::new();

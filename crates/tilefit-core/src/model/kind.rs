@@ -36,7 +36,6 @@ impl ReportKind {
     }
 }
 
-
 impl ReportKind {
     /// The `kind` as reports write it.
     pub fn as_str(self) -> &'static str {

@@ -114,7 +114,10 @@ fn parse<T: serde::de::DeserializeOwned>(
 /// A version matrix (`probe --triton A,B --json`).
 pub fn matrix(path: &Path) -> Result<MatrixReport, ReadError> {
     let json = untrusted(path, DIFF_HINT)?;
-    let kind = json.get("kind").and_then(Value::as_str).and_then(ReportKind::parse);
+    let kind = json
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(ReportKind::parse);
     if kind != Some(ReportKind::ProbeMatrix) {
         return Err(Hinted::new(
             format!(
