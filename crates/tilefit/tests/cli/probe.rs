@@ -2,6 +2,7 @@
 //! pinned Triton, cross-checked against a direct `triton.compile`; the JIT's specialization rules;
 //! the cache; bad input.
 
+use std::fmt::Write as _;
 use std::path::Path;
 
 use serde_json::Value;
@@ -567,35 +568,101 @@ fn cells(report: &Value) -> Vec<(u64, String, String, Option<u64>)> {
     cells
 }
 
+/// Probe `spec` twice, stopping after shared-memory allocation and compiling through the binary;
+/// every (config, arch) cell must agree: status and bytes.
+fn early_and_full_agree(spec: &str, label: &str) {
+    let early = json_of(&probe(
+        spec,
+        &scratch(&format!("early-{label}")),
+        &["--json", "-"],
+    ));
+    let full = json_of(&probe(
+        spec,
+        &scratch(&format!("full-{label}")),
+        &["--json", "-", "--full-compile"],
+    ));
+    let (early, full) = (cells(&early), cells(&full));
+    assert!(!early.is_empty());
+    assert_eq!(
+        early, full,
+        "{label}: the early stop and the full compile disagree"
+    );
+    assert!(
+        early.iter().any(|(_, _, status, _)| status == "ok"),
+        "{label}"
+    );
+}
+
+/// An example's spec cut to one corner of its sweep (every axis at its first or its last value),
+/// its kernel named by absolute path and without `[recommend]` (whose baseline may be cut away).
+fn corner_spec(example: &str, last: bool) -> String {
+    let folder = format!("{}/../../examples/{example}", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(format!("{folder}/spec.toml")).unwrap();
+    let mut out = String::new();
+    let mut section = String::new();
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            trimmed.clone_into(&mut section);
+        }
+        if section == "[recommend]" {
+            continue;
+        }
+        if section == "[kernel]" && trimmed.starts_with("file = ") {
+            let file = trimmed.trim_start_matches("file = ").trim_matches('"');
+            let _ = writeln!(out, "file = \"{folder}/{file}\"");
+            continue;
+        }
+        let axis = trimmed
+            .split_once('=')
+            .filter(|(_, v)| v.trim().starts_with('['));
+        if let (true, Some((name, values))) = (section == "[sweep]", axis) {
+            let values = values.split('#').next().unwrap().trim();
+            let values: Vec<&str> = values
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .split(',')
+                .map(str::trim)
+                .collect();
+            let value = if last {
+                values[values.len() - 1]
+            } else {
+                values[0]
+            };
+            let _ = writeln!(out, "{} = [{value}]", name.trim());
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    let path = scratch(&format!("corner-{example}-{last}")).join("spec.toml");
+    std::fs::write(&path, out).unwrap();
+    path.display().to_string()
+}
+
 #[test]
+fn stopping_after_allocation_gives_the_full_compile_s_bytes_at_each_example_s_corners() {
+    // The smallest and the largest config of every example's sweep, on every target of its fleet
+    // (the MLA example's default fleet has an NVIDIA arch of each budget class and two AMD ones).
+    // The exhaustive version below compiles every config; CI runs it as the `--ignored` tier.
+    for example in ["mla_decode", "matmul", "attention"] {
+        for last in [false, true] {
+            let spec = corner_spec(example, last);
+            early_and_full_agree(&spec, &format!("{example}-corner-{last}"));
+        }
+    }
+}
+
+#[test]
+#[ignore = "exhaustive tier (about 5 minutes on 2 cores): .ci/run runs it with `-- --ignored`"]
 fn stopping_after_allocation_gives_the_full_compile_s_bytes_on_every_example() {
-    // Every config of every example, on every target of its fleet (the MLA example's default
-    // fleet has an NVIDIA arch of each budget class and two AMD ones): the early stop and the
-    // full compile through the cubin must agree byte for byte.
+    // Every config of every example, on every target of its fleet: the early stop and the full
+    // compile through the cubin must agree byte for byte.
     for example in ["mla_decode", "matmul", "attention"] {
         let spec = format!(
             "{}/../../examples/{example}/spec.toml",
             env!("CARGO_MANIFEST_DIR")
         );
-        let early = json_of(&probe(
-            &spec,
-            &scratch(&format!("early-{example}")),
-            &["--json", "-"],
-        ));
-        let full = json_of(&probe(
-            &spec,
-            &scratch(&format!("full-{example}")),
-            &["--json", "-", "--full-compile"],
-        ));
-        let (early, full) = (cells(&early), cells(&full));
-        assert!(!early.is_empty());
-        assert_eq!(
-            early, full,
-            "{example}: the early stop and the full compile disagree"
-        );
-        assert!(
-            early.iter().any(|(_, _, status, _)| status == "ok"),
-            "{example}"
-        );
+        early_and_full_agree(&spec, example);
     }
 }
