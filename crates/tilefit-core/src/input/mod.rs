@@ -1,7 +1,9 @@
 //! The input stage: everything a user hands tilefit, parsed and validated once. Probe specs
-//! (`spec`), a kernel's `@triton.autotune` list (`autotune`), engines' per-device config files
-//! (`config_files`), Triton caches indexed in Rust (`cache_index`), and the places compiled kernels
-//! already are: `torch.compile`'s Inductor cache and tritonparse traces (`sources`). Errors name
+//! (`spec`), engines' per-device config files (`config_files`), Triton caches indexed in Rust
+//! (`cache_index`) and the caches a replay reads (`caches`), the places compiled kernels already
+//! are: `torch.compile`'s Inductor cache and tritonparse traces (`sources`), an installed
+//! module's file (`installed`), where an entry or a decorator is in a file (`locate`), and any
+//! file from elsewhere, every string checked (`untrusted`). Errors name
 //! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
 
 pub mod cache_index;

@@ -1,7 +1,8 @@
 //! The judge stage: verdicts per device (`verdict`: shared memory against the budget, the thread
 //! limit, occupancy), a probe's results and recommendation (`probe`), listed configs per device
-//! and per config file (`listed`), what changed between two reports (`diff`), and what the gate
-//! reads from a report (`findings`).
+//! and per config file (`listed`), a replay's variants and results (`replay`), what changed
+//! between two reports (`diff`), what the gate reads from a report (`findings`) and the gate
+//! itself (`gate`: rules, baseline, shipped configs, findings with their file and line).
 
 pub mod diff;
 pub mod findings;

@@ -1,7 +1,10 @@
 //! The model: the report types every command produces and `tilefit report` reads back. A probe's
 //! report (`probe`), a replay's (`replay`), the listed configs' summary both carry (`listed`), the
 //! verdicts in them (`verdict`), one shard's part of a sharded probe (`shard`), a Triton version
-//! matrix (`matrix`) and what changed between two reports (`diff`).
+//! matrix (`matrix`), a verification (`verify`) and what changed between two reports (`diff`);
+//! what each says it is (`kind`), how a config is named (`naming`), what a report judged
+//! (`identity`), and the typed readers of saved reports (`saved`) and of shards and matrices
+//! (`read`).
 //! Data only: built by `run`, drawn by `render`.
 
 pub mod diff;

@@ -1,6 +1,9 @@
-//! The commands as stage calls: `probe` (spec -> plan -> compile -> judge -> report), `replay`
-//! (cache index -> compile -> judge -> report) and `verify` (either, against the local driver and
-//! a real launch). Each is a short sequence; the stages do the work.
+//! The commands as stage calls: `probe` (spec -> plan -> compile -> judge -> report), `matrix`
+//! (the probe per Triton version, and config files under the Triton they were tuned with),
+//! `replay` (cache index -> plan -> compile -> judge -> report), `verify` and `verify_local`
+//! (either, against the local driver and a real launch) and `diff`. Beside them what every
+//! command resolves first: the fleet (`fleet`) and the toolchain (`toolchains`); and `hints`, the
+//! one walk of an error chain for its next step. Each is a short sequence; the stages do the work.
 
 pub mod diff;
 pub mod fleet;
