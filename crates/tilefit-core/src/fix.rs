@@ -182,17 +182,8 @@ impl ConfigExport {
                 let key = if list.variant.is_empty() {
                     lit(arch)
                 } else {
-                    let variant: Vec<String> = list
-                        .variant
-                        .iter()
-                        .map(|(k, v)| {
-                            format!(
-                                "{k}={}",
-                                v.as_str().map_or_else(|| v.to_string(), str::to_owned)
-                            )
-                        })
-                        .collect();
-                    format!("({}, {})", lit(arch), lit(&variant.join(" ")))
+                    let variant = crate::model::naming::variant_text(&list.variant);
+                    format!("({}, {})", lit(arch), lit(&variant))
                 };
                 if list.configs.is_empty() {
                     let _ = writeln!(

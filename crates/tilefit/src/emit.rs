@@ -11,6 +11,7 @@ use tilefit_core::judge::findings::Findings;
 use tilefit_core::judge::gate::{Gate, Outcome};
 use tilefit_core::model::identity::{Comparison, Subject};
 use tilefit_core::model::saved::SavedReport;
+use tilefit_core::model::shard::ShardFile;
 use tilefit_core::render::{Exporter, GithubAnnotations, Html, Json, Markdown, Terminal};
 
 use crate::cli::{OutputArgs, OutputFormat};
@@ -268,21 +269,20 @@ fn exit_code(outcome: &Outcome) -> u8 {
     }
 }
 
-/// Write a shard's results (`-` for stdout) and say what to do with them; exit 2 if a job failed.
-pub fn emit_shard(
-    text: &str,
-    path: &str,
-    shard: &str,
-    (compiled, failed, total): (usize, usize, usize),
-) -> anyhow::Result<u8> {
-    let text = format!("{text}\n");
+/// Write a shard's results to `--json` (`-` for stdout) and say what to do with them; exit 2 if
+/// a job failed.
+pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u8> {
+    let path = args.json.as_deref().unwrap_or("-");
+    let (compiled, failed, total) = shard.tally();
+    let shard_name = shard.describe();
+    let text = format!("{}\n", serde_json::to_string_pretty(shard)?);
     if path == "-" {
         output::print(&text)?;
     } else {
         std::fs::write(path, text).with_context(|| format!("writing `{path}`"))?;
     }
     output::note(&format!(
-        "tilefit: shard {shard} compiled {compiled} of the run's {total} jobs{}; merge every shard with `tilefit merge`",
+        "tilefit: shard {shard_name} compiled {compiled} of the run's {total} jobs{}; merge every shard with `tilefit merge`",
         if failed > 0 {
             format!(" ({failed} FAILED)")
         } else {

@@ -11,33 +11,31 @@ use serde_json::Value;
 
 use crate::vocab::{AutotuneConfig, KernelParam, Loaded, Request};
 
-/// The worker script, embedded so the binary needs nothing beside it: the parts of `worker/`,
-/// in the order of their names (a test checks that this list is the folder).
-pub const WORKER_SCRIPT: &str = concat!(
-    include_str!("worker/00_extract.py"),
-    include_str!("worker/10_protocol.py"),
-    include_str!("worker/20_stand_ins.py"),
-    include_str!("worker/30_kernel.py"),
-    include_str!("worker/40_compile.py"),
-    include_str!("worker/50_launch.py"),
-    include_str!("worker/60_errors.py"),
-    include_str!("worker/70_zygote.py"),
-    include_str!("worker/90_serve.py"),
-);
+/// The worker script and its parts, from one list of the parts of `worker/`, in the order of
+/// their names (a test checks that the list is the folder).
+macro_rules! worker_parts {
+    ($($part:literal),* $(,)?) => {
+        /// The worker script, embedded so the binary needs nothing beside it: the parts of
+        /// `worker/`, assembled at build time.
+        pub const WORKER_SCRIPT: &str = concat!($(include_str!($part)),*);
 
-/// The parts [`WORKER_SCRIPT`] is made of, in order.
-#[cfg(test)]
-const WORKER_PARTS: [&str; 9] = [
-    include_str!("worker/00_extract.py"),
-    include_str!("worker/10_protocol.py"),
-    include_str!("worker/20_stand_ins.py"),
-    include_str!("worker/30_kernel.py"),
-    include_str!("worker/40_compile.py"),
-    include_str!("worker/50_launch.py"),
-    include_str!("worker/60_errors.py"),
-    include_str!("worker/70_zygote.py"),
-    include_str!("worker/90_serve.py"),
-];
+        /// The parts [`WORKER_SCRIPT`] is made of, in order.
+        #[cfg(test)]
+        const WORKER_PARTS: &[&str] = &[$(include_str!($part)),*];
+    };
+}
+
+worker_parts!(
+    "worker/00_extract.py",
+    "worker/10_protocol.py",
+    "worker/20_stand_ins.py",
+    "worker/30_kernel.py",
+    "worker/40_compile.py",
+    "worker/50_launch.py",
+    "worker/60_errors.py",
+    "worker/70_zygote.py",
+    "worker/90_serve.py",
+);
 
 /// The worker's first line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -316,7 +314,7 @@ mod tests {
             .iter()
             .map(|p| std::fs::read_to_string(p).unwrap())
             .collect();
-        assert_eq!(folder, WORKER_PARTS.map(str::to_owned));
+        assert_eq!(folder, WORKER_PARTS);
         assert_eq!(WORKER_SCRIPT, WORKER_PARTS.concat());
     }
 }

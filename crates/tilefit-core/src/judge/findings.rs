@@ -277,17 +277,7 @@ impl Findings for ProbeReport {
         let mut found = Vec::new();
         if listed.kind == crate::input::spec::ListKind::Autotune {
             for fit in listed.per_device.iter().filter(|f| f.none_fits()) {
-                let variant = fit
-                    .variant
-                    .iter()
-                    .map(|(k, v)| {
-                        format!(
-                            "{k}={}",
-                            v.as_str().map_or_else(|| v.to_string(), str::to_owned)
-                        )
-                    })
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let variant = crate::model::naming::variant_text(&fit.variant);
                 found.push(Miss {
                     entry: None,
                     key: SubjectKey::AutotuneList(

@@ -59,3 +59,17 @@ pub fn listed_label(report: &ProbeReport, config_index: usize) -> String {
         autotune.join("/")
     }
 }
+
+/// A workload variant (`kv_dtype=fp8e4nv dtype=fp8_w8a8`): every key, strings bare.
+pub fn variant_text(variant: &std::collections::BTreeMap<String, Value>) -> String {
+    variant
+        .iter()
+        .map(|(k, v)| {
+            format!(
+                "{k}={}",
+                v.as_str().map_or_else(|| v.to_string(), str::to_owned)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}

@@ -187,16 +187,30 @@ fn tally(outcomes: &[ShardOutcome], total: usize) -> (usize, usize, usize) {
     (outcomes.len(), failed, total)
 }
 
-impl ShardReport {
+/// What a written shard says of itself, probe's and replay's alike.
+pub trait ShardFile: Serialize {
+    /// `2/3`.
+    fn describe(&self) -> String;
     /// (jobs this shard compiled, of them FAILED, jobs of the whole run).
-    pub fn tally(&self) -> (usize, usize, usize) {
+    fn tally(&self) -> (usize, usize, usize);
+}
+
+impl ShardFile for ShardReport {
+    fn describe(&self) -> String {
+        self.shard.describe()
+    }
+
+    fn tally(&self) -> (usize, usize, usize) {
         tally(&self.outcomes, self.jobs_total)
     }
 }
 
-impl ReplayShardReport {
-    /// (jobs this shard compiled, of them FAILED, jobs of the whole run).
-    pub fn tally(&self) -> (usize, usize, usize) {
+impl ShardFile for ReplayShardReport {
+    fn describe(&self) -> String {
+        self.shard.describe()
+    }
+
+    fn tally(&self) -> (usize, usize, usize) {
         tally(&self.outcomes, self.jobs_total)
     }
 }

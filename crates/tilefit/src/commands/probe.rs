@@ -85,10 +85,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                 &mut on_event,
             );
             progress.finish();
-            let written = written?;
-            let text = serde_json::to_string_pretty(&written)?;
-            let path = args.output.json.as_deref().unwrap_or("-");
-            emit::emit_shard(&text, path, &written.shard.describe(), written.tally())
+            emit::emit_shard(&written?, &args.output)
         }
         ProbeMode::Single | ProbeMode::Matrix(_) => {
             let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);

@@ -54,10 +54,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
             &mut on_event,
         );
         progress.finish();
-        let written = written?;
-        let text = serde_json::to_string_pretty(&written)?;
-        let path = args.output.json.as_deref().unwrap_or("-");
-        return emit::emit_shard(&text, path, &written.shard.describe(), written.tally());
+        return emit::emit_shard(&written?, &args.output);
     }
     let report = replay::replay(
         &index,
