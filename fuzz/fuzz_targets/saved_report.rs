@@ -6,14 +6,30 @@ use libfuzzer_sys::fuzz_target;
 use tilefit_core::model::matrix::MatrixReport;
 use tilefit_core::model::probe::ProbeReport;
 use tilefit_core::model::replay::ReplayReport;
-use tilefit_core::render::{Exporter, Findings, Markdown, Terminal};
+use tilefit_core::judge::findings::Findings;
+use tilefit_core::judge::gate::{Gate, Rule};
+use tilefit_core::render::{Exporter, GithubAnnotations, Markdown, Terminal};
 
+/// The library's gate with every rule, its summary line and its annotations.
 fn gate(report: &dyn Findings) {
-    let _ = report.judged();
-    let _ = report.shipped_misses(None);
-    let _ = report.none_fits();
-    let _ = report.unmapped_files();
-    let _ = report.failed_jobs();
+    let rules = [
+        "over-budget",
+        "compile-error",
+        "near-budget",
+        "over-thread-limit",
+        "spills",
+        "unmapped-files",
+        "baseline",
+        "none-fits",
+    ]
+    .map(|rule| Rule::parse(rule).expect("a rule"))
+    .to_vec();
+    let gate = Gate {
+        rules,
+        ..Gate::default()
+    };
+    let _ = gate.judge(report).summary();
+    let _ = GithubAnnotations { roots: Vec::new() }.export(&gate.annotated(report));
     let _ = report.subject().compare(&report.subject());
 }
 

@@ -255,7 +255,7 @@ impl Lines {
         }
         self.texts
             .entry(path.to_owned())
-            .or_insert_with(|| std::fs::read_to_string(path).ok())
+            .or_insert_with(|| read_source(path))
             .as_deref()
     }
 
@@ -280,6 +280,19 @@ impl Lines {
             line,
         })
     }
+}
+
+/// The largest file read to place a finding: a saved report names its files, and one from
+/// elsewhere may name `/dev/zero` or a huge file; those are placed without a line.
+const MAX_SOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// A kernel or config file's text, when it is a regular file of at most [`MAX_SOURCE_BYTES`].
+fn read_source(path: &str) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_SOURCE_BYTES {
+        return None;
+    }
+    std::fs::read_to_string(path).ok()
 }
 
 /// What one rule finds in a report, each finding once.
@@ -420,6 +433,15 @@ mod tests {
         assert_eq!(Rule::parse("near-budget").unwrap().name(), "near-budget=90");
         assert!(Rule::parse("near-budget=0").is_err());
         assert!(Rule::parse("over").unwrap_err().contains("is not a gate"));
+    }
+
+    #[test]
+    fn only_regular_files_of_a_sane_size_are_read_to_place_a_finding() {
+        assert_eq!(read_source("/dev/zero"), None);
+        assert_eq!(read_source("/"), None);
+        assert_eq!(read_source("/no/such/file"), None);
+        let here = concat!(env!("CARGO_MANIFEST_DIR"), "/src/judge/gate.rs");
+        assert!(read_source(here).is_some_and(|t| t.contains("MAX_SOURCE_BYTES")));
     }
 
     #[test]
