@@ -109,7 +109,7 @@ pub struct CacheIndex {
 
 /// Why a cache directory could not be scanned at all.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot read the Triton cache `{path}`: {source}")]
+#[error("cannot read the Triton cache `{path}`")]
 pub struct ScanError {
     /// The directory.
     pub path: String,

@@ -28,7 +28,7 @@ const MAX_STRINGS: usize = 20_000_000;
 #[derive(Debug, thiserror::Error)]
 pub enum UntrustedError {
     /// The OS could not read it.
-    #[error("cannot read `{path}`: {source}")]
+    #[error("cannot read `{path}`")]
     Io {
         /// The file.
         path: String,

@@ -11,13 +11,14 @@ pub enum FleetError {
     /// The embedded device table does not load (a build defect).
     #[error("loading the embedded device table")]
     Table(#[source] TableError),
-    /// A device name is not in the table.
-    #[error("{field}: {source}")]
+    /// A device name is not in the table (its words are this error's own, so no cause repeats
+    /// them).
+    #[error("{field}: {error}")]
     Lookup {
         /// `--targets` or `[targets].devices`.
         field: &'static str,
         /// Why.
-        source: LookupError,
+        error: LookupError,
     },
 }
 
@@ -25,7 +26,7 @@ impl crate::hint::Hint for FleetError {
     fn hint(&self) -> Option<String> {
         match self {
             FleetError::Table(e) => crate::hint::Hint::hint(e),
-            FleetError::Lookup { source, .. } => Some(source.hint()),
+            FleetError::Lookup { error, .. } => Some(error.hint()),
         }
     }
 }
@@ -60,5 +61,5 @@ fn resolve(
     if names.is_empty() {
         return Ok(TargetDevice::default_fleet(table));
     }
-    TargetDevice::resolve(table, names).map_err(|source| FleetError::Lookup { field, source })
+    TargetDevice::resolve(table, names).map_err(|error| FleetError::Lookup { field, error })
 }

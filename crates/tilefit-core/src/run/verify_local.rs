@@ -42,12 +42,12 @@ pub enum VerifyError {
     #[error("loading the embedded device table")]
     Table(#[source] TableError),
     /// The local GPU's arch is not in the table.
-    #[error("the local GPU's arch {arch}: {source}")]
+    #[error("the local GPU's arch {arch}: {error}")]
     UnknownArch {
         /// The arch.
         arch: String,
         /// Why.
-        source: LookupError,
+        error: LookupError,
     },
     /// The input or a flag does not fit.
     #[error(transparent)]
@@ -154,9 +154,9 @@ fn local_target(ordinal: i32) -> Result<(LiveDevice, TargetDevice), VerifyError>
         })?;
     let table = DeviceTable::builtin().map_err(VerifyError::Table)?;
     let target = TargetDevice::resolve(table, std::slice::from_ref(&device.arch))
-        .map_err(|source| VerifyError::UnknownArch {
+        .map_err(|error| VerifyError::UnknownArch {
             arch: device.arch.clone(),
-            source,
+            error,
         })?
         .remove(0);
     let target = TargetDevice {
