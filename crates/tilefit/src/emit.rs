@@ -216,7 +216,12 @@ pub fn same_subject(old: &Subject, new: &Subject) -> Result<(), String> {
 /// read back exits as the run that wrote it did. Under `--output-format github` the findings are
 /// also annotations.
 pub fn finish(report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
-    let gate = gate_of(args)?;
+    finish_with(&gate_of(args)?, report, args)
+}
+
+/// [`finish`] with the gate's files already read (a version matrix gates each version with one
+/// gate).
+pub fn finish_with(gate: &Gate, report: &dyn Findings, args: &OutputArgs) -> anyhow::Result<u8> {
     if let (Some(old), Some(path)) = (&gate.baseline, &args.baseline) {
         same_subject(&old.subject(), &report.subject()).map_err(|what| {
             Hinted::new(

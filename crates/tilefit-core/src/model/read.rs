@@ -156,8 +156,17 @@ impl crate::hint::Hint for NotAProbeReport {
 }
 
 /// One probe report, for `diff`: a matrix or a replay report is refused with what to do.
+/// The file is read once.
 pub fn probe_report(path: &Path) -> Result<ProbeReport, NotAProbeReport> {
-    if let Ok(matrix) = matrix(path) {
+    let json = crate::input::untrusted::read_json(path)
+        .map_err(crate::model::saved::SavedReportError::from)?;
+    let kind = json
+        .get("kind")
+        .and_then(Value::as_str)
+        .and_then(ReportKind::parse);
+    if kind == Some(ReportKind::ProbeMatrix)
+        && let Ok(matrix) = serde_json::from_value::<MatrixReport>(json.clone())
+    {
         return Err(Hinted::new(
             format!(
                 "`{}` is a version matrix ({} versions), not one probe report",
@@ -168,7 +177,7 @@ pub fn probe_report(path: &Path) -> Result<ProbeReport, NotAProbeReport> {
         )
         .into());
     }
-    match SavedReport::read(path)? {
+    match SavedReport::from_json(path, json)? {
         SavedReport::Probe(report) => Ok(*report),
         SavedReport::Replay(_) => Err(Hinted::new(
             format!("`{}` is a replay report", path.display()),

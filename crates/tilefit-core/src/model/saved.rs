@@ -85,8 +85,16 @@ impl SavedReportError {
 impl SavedReport {
     /// Read a saved probe or replay report.
     pub fn read(path: &Path) -> Result<SavedReport, SavedReportError> {
+        SavedReport::from_json(path, read_json(path)?)
+    }
+
+    /// A saved probe or replay report from `path`'s JSON, already read and checked by
+    /// `input::untrusted`.
+    pub fn from_json(
+        path: &Path,
+        json: serde_json::Value,
+    ) -> Result<SavedReport, SavedReportError> {
         let shown = crate::escape::control(&path.display().to_string()).into_owned();
-        let json = read_json(path)?;
         if json
             .get("schema_version")
             .and_then(serde_json::Value::as_u64)

@@ -35,9 +35,10 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
         let report = report?;
         emit::emit_without_html(&report, &args.output)?;
         // Each version is gated as its own run would be; the worst exit wins (2 over 1 over 0).
+        let gate = emit::gate_of(&args.output)?;
         let mut code = crate::exit_codes::OK;
         for version in &report.versions {
-            code = code.max(emit::finish(version, &args.output)?);
+            code = code.max(emit::finish_with(&gate, version, &args.output)?);
         }
         return Ok(code);
     }
