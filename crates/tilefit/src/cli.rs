@@ -40,6 +40,14 @@ pub enum Command {
     /// Reads `~/.triton/cache` and `TRITON_CACHE_DIR` when no directory is given. Only the cached
     /// IR reaches the compiler: nothing from the cache is imported or executed.
     Replay(ReplayArgs),
+    /// Run a script's host code as if on each target GPU, and judge every launch it makes.
+    ///
+    /// Each target runs the script in its own Python process under an emulated device (torch's
+    /// and Triton's device queries answer from the device table; tensors are fakes with shapes,
+    /// strides and dtypes, no storage), on a machine with no GPU. Every `kernel[grid](...)` is
+    /// recorded instead of run, an autotuned one with every config it would try, then compiled
+    /// for the target's arch and judged.
+    Capture(CaptureArgs),
     /// Render a saved `--json` report (probe or replay) again: terminal, Markdown, HTML, gate.
     Report(ReportArgs),
     /// What changed between two probe reports (`--json`): bytes per config and arch, and verdict
@@ -296,6 +304,30 @@ pub struct ProbeArgs {
     /// Write the compile jobs as JSON to FILE and stop without compiling (benchmark baseline).
     #[arg(long, hide = true, value_name = "FILE")]
     pub dump_jobs: Option<PathBuf>,
+    /// Run this worker script instead of the embedded one (testing only).
+    #[arg(long, env = "TILEFIT_WORKER_SCRIPT", hide = true)]
+    pub worker_script: Option<PathBuf>,
+}
+
+/// `tilefit capture`.
+#[derive(Debug, Args)]
+pub struct CaptureArgs {
+    /// The Python script that calls the engine's host code.
+    pub script: PathBuf,
+    /// The script's own arguments, after `--`.
+    #[arg(last = true, value_name = "SCRIPT_ARGS")]
+    pub script_args: Vec<String>,
+    /// Devices or archs to emulate, comma-separated (default: the default fleet).
+    #[arg(long, value_delimiter = ',', value_name = "A,B,C")]
+    pub targets: Vec<String>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+    /// Write, for each captured kernel, the probe spec its launches make into DIR, ready to
+    /// sweep with `tilefit probe`.
+    #[arg(long, value_name = "DIR")]
+    pub emit_spec: Option<PathBuf>,
+    #[command(flatten)]
+    pub compile: CompileArgs,
     /// Run this worker script instead of the embedded one (testing only).
     #[arg(long, env = "TILEFIT_WORKER_SCRIPT", hide = true)]
     pub worker_script: Option<PathBuf>,

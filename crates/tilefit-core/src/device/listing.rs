@@ -175,6 +175,9 @@ impl ProductListing {
         if let Some(sm) = &product.sm_count {
             fields.push(("sm_count", &sm.sources));
         }
+        if let Some(reports) = &product.reports {
+            fields.push(("reports", &reports.sources));
+        }
         ProductListing {
             name: product.name.clone(),
             aliases: product.aliases.clone(),

@@ -6,6 +6,7 @@
 //! load; no budget is written as a literal in code. This module never prints and never guesses: an
 //! unknown name is an error that carries the closest known names.
 
+pub mod emulated;
 mod listing;
 mod lookup;
 mod names;

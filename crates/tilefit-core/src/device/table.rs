@@ -245,6 +245,10 @@ pub struct Product {
     /// SMs (NVIDIA) or CUs (AMD), where sourced.
     #[serde(default)]
     pub sm_count: Option<Sourced<u32>>,
+    /// The name the device reports (`torch.cuda.get_device_name()`), where sourced: what device
+    /// emulation answers and what engines name their config files after.
+    #[serde(default)]
+    pub reports: Option<Sourced<String>>,
     /// Anything a reader must know.
     #[serde(default)]
     pub notes: Option<String>,
@@ -495,6 +499,9 @@ fn validate(raw: &RawTable) -> Result<(), TableError> {
         cite(&product.name, "arch", &product.arch_from)?;
         if let Some(sm) = &product.sm_count {
             cite(&product.name, "sm_count", &sm.sources)?;
+        }
+        if let Some(reports) = &product.reports {
+            cite(&product.name, "reports", &reports.sources)?;
         }
         if !arch_names.contains(&product.arch.as_str()) {
             return Err(TableError::UnknownArch {

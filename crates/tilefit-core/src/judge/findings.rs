@@ -136,6 +136,10 @@ pub struct Miss {
     pub detail: String,
     /// For a config file's entry: the file's path and the entry's key (for an annotation on it).
     pub entry: Option<(String, String)>,
+    /// For a captured launch: the launching line (file, line), where its annotation goes.
+    pub site: Option<(String, u64)>,
+    /// For a captured launch: the kernel's definition (file, line), a second annotation.
+    pub kernel_site: Option<(String, u64)>,
 }
 
 /// Whether a verdict means the config cannot run on the device (over a budget or a limit).
@@ -232,6 +236,8 @@ impl Findings for ProbeReport {
             };
             if let Some(v) = verdict.filter(|v| misses(v.verdict)) {
                 found.push(Miss {
+                    site: None,
+                    kernel_site: None,
                     entry: None,
                     key: SubjectKey::config(&config),
                     subject: config_text(&config, &varying),
@@ -256,6 +262,8 @@ impl Findings for ProbeReport {
                         key: entry.key.clone(),
                     };
                     found.push(Miss {
+                    site: None,
+                    kernel_site: None,
                         entry: Some((file.path.clone(), entry.key.clone())),
                         subject: listing.to_string(),
                         key: SubjectKey::Entry(listing),
@@ -279,6 +287,8 @@ impl Findings for ProbeReport {
             for fit in listed.per_device.iter().filter(|f| f.none_fits()) {
                 let variant = crate::model::naming::variant_text(&fit.variant);
                 found.push(Miss {
+                    site: None,
+                    kernel_site: None,
                     entry: None,
                     key: SubjectKey::AutotuneList(
                         serde_json::to_string(&fit.variant).unwrap_or_default(),
@@ -306,6 +316,8 @@ impl Findings for ProbeReport {
                     .any(|e| e.verdict == Some(VerdictCode::Fits))
             {
                 found.push(Miss {
+                    site: None,
+                    kernel_site: None,
                     entry: Some((file.path.clone(), String::new())),
                     key: SubjectKey::File(file.file.clone()),
                     subject: file.file.clone(),

@@ -126,6 +126,8 @@ pub struct Finding {
     pub text: String,
     /// Where it is, when the report says.
     pub location: Option<Location>,
+    /// A second place it concerns (a captured launch's kernel, beside its launching line).
+    pub also: Option<Location>,
 }
 
 /// What the gate compares and against what.
@@ -311,6 +313,7 @@ fn findings_of(
             key: (name.clone(), subject, device.to_owned()),
             text,
             location,
+            also: None,
         };
     let mut found: Vec<Finding> = Vec::new();
     match rule {
@@ -334,11 +337,22 @@ fn findings_of(
                 } else {
                     format!("{} on {} ({})", miss.subject, miss.device, miss.detail)
                 };
-                let location = match &miss.entry {
-                    Some((path, key)) => Some(lines.entry(path, key)),
-                    None => at_kernel(lines),
+                let location = match (&miss.entry, &miss.site) {
+                    (Some((path, key)), _) => Some(lines.entry(path, key)),
+                    (None, Some((file, line))) => Some(Location {
+                        file: file.clone(),
+                        line: usize::try_from(*line).ok(),
+                    }),
+                    (None, None) => at_kernel(lines),
                 };
-                found.push(finding(miss.key, &miss.device, text, location));
+                let also = miss.kernel_site.as_ref().map(|(file, line)| Location {
+                    file: file.clone(),
+                    line: usize::try_from(*line).ok(),
+                });
+                found.push(Finding {
+                    also,
+                    ..finding(miss.key, &miss.device, text, location)
+                });
             }
         }
         _ => {}

@@ -4,6 +4,7 @@
 //! between two reports (`diff`), what the gate reads from a report (`findings`) and the gate
 //! itself (`gate`: rules, baseline, shipped configs, findings with their file and line).
 
+pub mod capture;
 pub mod diff;
 pub mod findings;
 pub mod gate;

@@ -19,6 +19,8 @@ pub enum ReportKind {
     ReplayShard,
     /// `tilefit verify --json`.
     Verify,
+    /// `tilefit capture --json`.
+    Capture,
 }
 
 impl ReportKind {
@@ -31,6 +33,7 @@ impl ReportKind {
             "probe-shard" => ReportKind::ProbeShard,
             "replay-shard" => ReportKind::ReplayShard,
             "verify" => ReportKind::Verify,
+            "capture" => ReportKind::Capture,
             _ => return None,
         })
     }
@@ -46,6 +49,7 @@ impl ReportKind {
             ReportKind::ProbeShard => "probe-shard",
             ReportKind::ReplayShard => "replay-shard",
             ReportKind::Verify => "verify",
+            ReportKind::Capture => "capture",
         }
     }
 }

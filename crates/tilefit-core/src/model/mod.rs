@@ -7,6 +7,7 @@
 //! (`read`).
 //! Data only: built by `run`, drawn by `render`.
 
+pub mod capture;
 pub mod diff;
 pub mod identity;
 pub mod kind;

@@ -118,7 +118,7 @@ impl SavedReport {
             Some(ReportKind::ProbeShard | ReportKind::ReplayShard) => {
                 Err(SavedReportError::Shard { path: shown })
             }
-            Some(ReportKind::Verify) | None => Err(SavedReportError::Kind {
+            Some(ReportKind::Verify | ReportKind::Capture) | None => Err(SavedReportError::Kind {
                 path: shown,
                 kind: kind.map(str::to_owned),
             }),

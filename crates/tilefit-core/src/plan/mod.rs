@@ -5,6 +5,7 @@
 //! compile, inspection and replay uses.
 
 pub mod cache_key;
+pub mod capture;
 pub mod job;
 pub mod jobs;
 pub mod listed;

@@ -37,29 +37,34 @@ impl Exporter<Outcome> for GithubAnnotations {
         let mut lines = Vec::new();
         let mut rest = 0;
         for finding in outcome.findings() {
-            if lines.len() == MAX_ANNOTATIONS {
-                rest += 1;
-                continue;
-            }
-            let mut properties = Vec::new();
-            if let Some(location) = &finding.location {
-                properties.push(format!(
-                    "file={}",
-                    workflow_property(&self.relative(&location.file))
-                ));
-                if let Some(line) = location.line {
-                    properties.push(format!("line={line}"));
+            // A captured launch's finding is annotated at its launching line and at its kernel.
+            let places = std::iter::once(finding.location.as_ref())
+                .chain(finding.also.as_ref().map(Some));
+            for location in places {
+                if lines.len() == MAX_ANNOTATIONS {
+                    rest += 1;
+                    continue;
                 }
+                let mut properties = Vec::new();
+                if let Some(location) = location {
+                    properties.push(format!(
+                        "file={}",
+                        workflow_property(&self.relative(&location.file))
+                    ));
+                    if let Some(line) = location.line {
+                        properties.push(format!("line={line}"));
+                    }
+                }
+                properties.push(format!(
+                    "title={}",
+                    workflow_property(&format!("tilefit {}", finding.rule.name()))
+                ));
+                lines.push(format!(
+                    "::error {}::{}",
+                    properties.join(","),
+                    workflow_data(&finding.text)
+                ));
             }
-            properties.push(format!(
-                "title={}",
-                workflow_property(&format!("tilefit {}", finding.rule.name()))
-            ));
-            lines.push(format!(
-                "::error {}::{}",
-                properties.join(","),
-                workflow_data(&finding.text)
-            ));
         }
         if rest > 0 {
             lines.push(format!("::warning title=tilefit::{rest} more findings are not annotated (at most {MAX_ANNOTATIONS} per run)"));

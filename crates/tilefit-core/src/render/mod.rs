@@ -5,6 +5,7 @@
 //! table is drawn.
 
 pub mod cache_list;
+mod capture;
 pub mod devices;
 pub mod explain;
 mod exporter;

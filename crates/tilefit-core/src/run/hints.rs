@@ -38,6 +38,9 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::model::read::NotAProbeReport,
         crate::model::read::ReadError,
         crate::input::untrusted::Expected,
+        crate::input::capture::RecordsError,
+        crate::device::emulated::NotEmulable,
+        crate::run::capture::CaptureError,
     );
     None
 }

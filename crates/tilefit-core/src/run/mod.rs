@@ -5,6 +5,7 @@
 //! command resolves first: the fleet (`fleet`) and the toolchain (`toolchains`); and `hints`, the
 //! one walk of an error chain for its next step. Each is a short sequence; the stages do the work.
 
+pub mod capture;
 pub mod diff;
 pub mod fleet;
 pub mod hints;

@@ -1,5 +1,6 @@
 //! One file per subcommand; `run` dispatches. Each command returns the exit code it earned.
 
+mod capture;
 mod devices;
 mod diff;
 mod explain;
@@ -19,6 +20,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Explain(args) => explain::run(&args),
         Command::Probe(args) => probe::run(&args),
         Command::Replay(args) => replay::run(&args),
+        Command::Capture(args) => capture::run(&args),
         Command::Report(args) => report::run(&args),
         Command::Merge(args) => merge::run(&args),
         Command::Diff(args) => diff::run(&args),

@@ -1,0 +1,235 @@
+//! The records an emulated run writes (`tilefit capture`): the launches its host code made, the
+//! calls that stopped, and the script's errors. The file comes from a process running the user's
+//! code, so it is read as hostile: every string is checked before it becomes typed data, and a
+//! record that does not parse is an error naming the file and the field.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::untrusted::{self, UntrustedError};
+
+/// The records of one target's run.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Records {
+    /// Python, torch and Triton versions of the run.
+    #[serde(default)]
+    pub versions: BTreeMap<String, String>,
+    /// Every launch, in order.
+    #[serde(default)]
+    pub launches: Vec<Launch>,
+    /// Calls stopped where the host code needed what emulation lacks.
+    #[serde(default)]
+    pub stopped: Vec<Stopped>,
+    /// Errors of the script that are not stops.
+    #[serde(default)]
+    pub errors: Vec<ScriptError>,
+    /// Calls the script made (the script itself, and each `emulate.call`).
+    #[serde(default)]
+    pub calls: u64,
+}
+
+/// A kernel as captured.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct CapturedKernel {
+    /// Its source file.
+    pub file: String,
+    /// The `@triton.jit` function's name.
+    pub function: String,
+    /// The module it was loaded as.
+    #[serde(default)]
+    pub module: String,
+    /// The first line of its definition (its first decorator).
+    pub line: u64,
+    /// sha256 of its source.
+    pub digest: String,
+    /// Whether its module has it at module level (so a compile can load it by name).
+    #[serde(default)]
+    pub module_level: bool,
+}
+
+/// A file and line.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Site {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u64,
+}
+
+/// An autotuned launch's part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutotuneRole {
+    /// Which autotuned call (one per launch of the autotuner).
+    pub group: u64,
+    /// `candidate` (tried by the autotuner after pruning) or `chosen` (its only config).
+    pub role: String,
+    /// Configs in the autotune list.
+    #[serde(default)]
+    pub configs: u64,
+    /// Configs the autotuner would try after pruning.
+    #[serde(default)]
+    pub tried: u64,
+}
+
+/// One argument as the JIT specializes it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CapturedArg {
+    /// `*bf16`, `i32`, `fp32`, `u1`, `none`, `tensordesc`.
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Value of a scalar.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// A pointer's 16-byte alignment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aligned: Option<bool>,
+    /// A tensor descriptor's element type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dtype: Option<String>,
+    /// A tensor descriptor's shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shape: Option<Vec<u64>>,
+    /// A tensor descriptor's strides.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strides: Option<Vec<u64>>,
+    /// A tensor descriptor's block shape.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block_shape: Option<Vec<u64>>,
+}
+
+/// One launch.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct Launch {
+    /// The kernel.
+    pub kernel: CapturedKernel,
+    /// The launching line.
+    #[serde(default)]
+    pub caller: Option<Site>,
+    /// A `warmup` call (compiles, does not run).
+    #[serde(default)]
+    pub warmup: bool,
+    /// The call of the script it belongs to.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// Its part in an autotuned launch.
+    #[serde(default)]
+    pub autotune: Option<AutotuneRole>,
+    /// Non-constexpr arguments.
+    #[serde(default)]
+    pub args: BTreeMap<String, CapturedArg>,
+    /// Constexprs.
+    #[serde(default)]
+    pub constexprs: BTreeMap<String, Value>,
+    /// Compile options the launch passed.
+    #[serde(default)]
+    pub options: BTreeMap<String, Value>,
+    /// Module-level values the kernel body reads.
+    #[serde(default)]
+    pub globals: BTreeMap<String, Value>,
+    /// The program grid.
+    #[serde(default)]
+    pub grid: Option<Vec<u64>>,
+    /// Why the launch cannot be compiled from its values.
+    #[serde(default)]
+    pub unsupported: Option<String>,
+}
+
+/// A call stopped where its host code needed what emulation lacks.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stopped {
+    /// The call.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// The user's file where it stopped.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Its line.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// Why.
+    pub reason: String,
+}
+
+/// An error of the script that is not a stop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ScriptError {
+    /// The call.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// The exception.
+    pub error: String,
+    /// Its traceback.
+    #[serde(default)]
+    pub traceback: String,
+}
+
+/// Why the records could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordsError {
+    /// Unreadable, not JSON, or a string no field may hold.
+    #[error(transparent)]
+    Untrusted(#[from] UntrustedError),
+    /// Not records.
+    #[error("`{path}` is not tilefit capture records: {detail}")]
+    Shape {
+        /// The file.
+        path: String,
+        /// serde's words (the field).
+        detail: String,
+    },
+}
+
+impl crate::hint::Hint for RecordsError {
+    fn hint(&self) -> Option<String> {
+        Some(match self {
+            RecordsError::Untrusted(e) => e
+                .field_hint()
+                .unwrap_or("the emulated run's records are written by tilefit's own emulation; run the capture again")
+                .to_owned(),
+            RecordsError::Shape { .. } => {
+                "the records are written by the tilefit emulation of the same release: run `tilefit capture` again".to_owned()
+            }
+        })
+    }
+}
+
+/// Read one run's records.
+pub fn read(path: &Path) -> Result<Records, RecordsError> {
+    let value = untrusted::read_json(path)?;
+    serde_json::from_value(value).map_err(|e| RecordsError::Shape {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(name: &str, text: &str) -> String {
+        let path = std::env::temp_dir().join(format!("tilefit-records-{}-{name}.json", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let error = read(&path).unwrap_err().to_string();
+        let _ = std::fs::remove_file(&path);
+        error
+    }
+
+    #[test]
+    fn a_record_with_a_control_character_is_refused_with_its_field() {
+        let error = read_text(
+            "escape",
+            r#"{"launches": [{"kernel": {"file": "a\u001b[31m.py", "function": "k", "line": 1, "digest": "x"}}]}"#,
+        );
+        assert!(error.contains("kernel.file") || error.contains("file"), "{error}");
+        assert!(!error.contains('\u{1b}'), "{error}");
+    }
+
+    #[test]
+    fn a_record_of_another_shape_names_the_field() {
+        let error = read_text("shape", r#"{"launches": [{"kernel": {"file": "a.py"}}]}"#);
+        assert!(error.contains("function"), "{error}");
+    }
+}

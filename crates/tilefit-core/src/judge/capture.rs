@@ -1,0 +1,211 @@
+//! A captured launch judged on its device: a fixed config over the budget, or an autotuned launch
+//! none of whose tried configs fits, is where the engine crashes; an autotuned launch with some
+//! configs over is one the autotuner survives by skipping them. And the capture's findings, for
+//! the gate: the same rules as a probe's, a crashing launch found at its launching line.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::findings::{Findings, Judged, Miss, SubjectKey};
+use crate::model::capture::{CaptureReport, CompileReport, LaunchReport, LaunchVerdict};
+use crate::model::verdict::VerdictCode;
+use crate::units::format_count;
+use crate::vocab::CompileStatus;
+
+/// The verdict of a launch that makes `compiles` on `device`.
+pub fn launch_verdict(
+    autotuned: bool,
+    unsupported: bool,
+    compiles: &[&CompileReport],
+    device: &str,
+) -> LaunchVerdict {
+    if unsupported || compiles.is_empty() {
+        return LaunchVerdict::NotJudged;
+    }
+    let verdicts: Vec<Option<VerdictCode>> = compiles
+        .iter()
+        .map(|c| {
+            c.result
+                .as_ref()
+                .and_then(|r| r.verdicts.iter().find(|v| v.device == device))
+                .map(|v| v.verdict)
+        })
+        .collect();
+    let fits = verdicts
+        .iter()
+        .filter(|v| **v == Some(VerdictCode::Fits))
+        .count();
+    let over = verdicts
+        .iter()
+        .filter(|v| matches!(v, Some(VerdictCode::OverBudget | VerdictCode::OverThreadLimit)))
+        .count();
+    let errors = verdicts
+        .iter()
+        .filter(|v| matches!(v, Some(VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget)))
+        .count();
+    let judged = fits + over + errors;
+    if judged < verdicts.len() {
+        return LaunchVerdict::NotJudged;
+    }
+    match (autotuned, fits, over) {
+        (_, f, 0) if f == verdicts.len() => LaunchVerdict::Fits,
+        (false, _, o) if o > 0 => LaunchVerdict::Over,
+        (false, _, _) => LaunchVerdict::CompileError,
+        (true, 0, _) => LaunchVerdict::NoneFits,
+        (true, _, _) => LaunchVerdict::SomeSkipped,
+    }
+}
+
+/// `BLOCK_N=32 num_stages=2`: a compile's constexprs and options, as a config.
+pub fn config_of(compile: &CompileReport) -> BTreeMap<String, Value> {
+    let mut config = compile.constexprs.clone();
+    config.extend(compile.options.clone());
+    config
+}
+
+/// `_fwd_kernel at prefill.py:195`.
+pub fn launch_text(launch: &LaunchReport) -> String {
+    match &launch.caller {
+        Some(site) => format!(
+            "{} launched at {}:{}",
+            launch.kernel.function,
+            file_name(&site.file),
+            site.line
+        ),
+        None => launch.kernel.function.clone(),
+    }
+}
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn key_of(launch: &LaunchReport) -> SubjectKey {
+    let site = launch
+        .caller
+        .as_ref()
+        .map_or_else(String::new, |s| format!("{}:{}", file_name(&s.file), s.line));
+    SubjectKey::File(format!("{}@{site}", launch.kernel.function))
+}
+
+impl CaptureReport {
+    fn misses(&self, wanted: &[LaunchVerdict]) -> Vec<Miss> {
+        let mut found = Vec::new();
+        for target in &self.targets {
+            for launch in &target.launches {
+                if !wanted.contains(&launch.verdict) {
+                    continue;
+                }
+                let over: Vec<String> = launch
+                    .compiles
+                    .iter()
+                    .filter_map(|&i| target.compiles.get(i)?.result.as_ref())
+                    .filter_map(|r| {
+                        let v = r.verdicts.iter().find(|v| v.device == target.device.device)?;
+                        Some(format!(
+                            "{} > {} (+{})",
+                            format_count(r.shared_bytes?),
+                            format_count(v.budget),
+                            format_count(v.over_by?)
+                        ))
+                    })
+                    .collect();
+                found.push(Miss {
+                    subject: launch_text(launch),
+                    key: key_of(launch),
+                    device: target.device.device.clone(),
+                    detail: if launch.verdict == LaunchVerdict::NoneFits {
+                        format!("none of the {} configs it would try fits", launch.compiles.len())
+                    } else {
+                        over.join(", ")
+                    },
+                    entry: None,
+                    site: launch.caller.as_ref().map(|s| (s.file.clone(), s.line)),
+                    kernel_site: Some((launch.kernel.file.clone(), launch.kernel.line)),
+                });
+            }
+        }
+        found
+    }
+}
+
+impl Findings for CaptureReport {
+    fn judged(&self) -> Vec<Judged> {
+        let mut judged = Vec::new();
+        for target in &self.targets {
+            for compile in &target.compiles {
+                let Some(result) = &compile.result else {
+                    continue;
+                };
+                let config = config_of(compile);
+                let subject = format!(
+                    "{} {}",
+                    compile.kernel.function,
+                    crate::vocab::describe_config(
+                        &config.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>()
+                    )
+                );
+                let mut keyed = config.clone();
+                keyed.insert("kernel".to_owned(), Value::from(compile.kernel.function.clone()));
+                for v in result
+                    .verdicts
+                    .iter()
+                    .filter(|v| v.device == target.device.device)
+                {
+                    judged.push(Judged {
+                        subject: subject.clone(),
+                        key: SubjectKey::config(&keyed),
+                        device: v.device.clone(),
+                        arch: result.arch.clone(),
+                        status: result.status,
+                        shared_bytes: result.shared_bytes,
+                        budget: v.budget,
+                        verdict: v.verdict,
+                        over_by: v.over_by,
+                        max_threads_per_block: v.max_threads_per_block,
+                        spill_bytes: result.resources.as_ref().and_then(|r| r.spill_bytes),
+                    });
+                }
+            }
+        }
+        judged
+    }
+
+    fn failed_jobs(&self) -> (usize, usize) {
+        let results = self
+            .targets
+            .iter()
+            .flat_map(|t| &t.compiles)
+            .filter_map(|c| c.result.as_ref());
+        let (mut failed, mut total) = (0, 0);
+        for result in results {
+            total += 1;
+            if result.status == CompileStatus::Failed {
+                failed += 1;
+            }
+        }
+        (failed, total)
+    }
+
+    /// A fixed config over the budget: what the engine ships at that launch misses the device.
+    fn shipped_misses(&self, _shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
+        self.misses(&[LaunchVerdict::Over])
+    }
+
+    /// An autotuned launch none of whose tried configs fits.
+    fn none_fits(&self) -> Vec<Miss> {
+        self.misses(&[LaunchVerdict::NoneFits])
+    }
+
+    fn subject(&self) -> crate::model::identity::Subject {
+        crate::model::identity::Subject::Replay {
+            kernels: self
+                .targets
+                .iter()
+                .flat_map(|t| &t.compiles)
+                .map(|c| c.kernel.function.clone())
+                .collect(),
+        }
+    }
+}

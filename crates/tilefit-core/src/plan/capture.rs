@@ -1,0 +1,294 @@
+//! A capture's launches as compiles: the distinct compiles of one target's launches, each launch
+//! (an autotuned one with every config it would try) pointing at its compiles, and the probe spec
+//! of a compile or of a kernel's compiles, written as TOML (what `--emit-spec` writes, and what the
+//! capture itself compiles through the probe pipeline, so the two cannot disagree).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::input::capture::{CapturedArg, CapturedKernel, Launch, Records, Site};
+
+/// One distinct compile: what decides the compiled kernel.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compile {
+    /// The kernel.
+    pub kernel: CapturedKernel,
+    /// Non-constexpr arguments as the JIT specializes them.
+    pub args: BTreeMap<String, CapturedArg>,
+    /// Constexprs.
+    pub constexprs: BTreeMap<String, Value>,
+    /// Compile options the launch passed.
+    pub options: BTreeMap<String, Value>,
+    /// Module-level values the kernel reads.
+    pub globals: BTreeMap<String, Value>,
+}
+
+/// One launch of the host code: a fixed config, or an autotuned launch with every config the
+/// autotuner would try after pruning.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedLaunch {
+    /// The kernel.
+    pub kernel: CapturedKernel,
+    /// The launching line.
+    pub caller: Option<Site>,
+    /// The script's call it belongs to.
+    pub call: Option<String>,
+    /// `Some((configs in the list, configs tried))` for an autotuned launch.
+    pub autotune: Option<(u64, u64)>,
+    /// The compiles it makes (indexes into [`Planned::compiles`]); empty when unsupported.
+    pub compiles: Vec<usize>,
+    /// The grid (of the first config).
+    pub grid: Option<Vec<u64>>,
+    /// Why it cannot be compiled, when it cannot.
+    pub unsupported: Option<String>,
+}
+
+/// One target's launches, planned.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Planned {
+    /// Distinct compiles, in first-launched order.
+    pub compiles: Vec<Compile>,
+    /// Launches, in order; repeated identical launches once (with a count).
+    pub launches: Vec<(PlannedLaunch, u64)>,
+}
+
+/// Why a captured launch cannot be compiled from its kernel's file.
+fn not_loadable(launch: &Launch) -> Option<String> {
+    if let Some(why) = &launch.unsupported {
+        return Some(why.clone());
+    }
+    if !launch.kernel.module_level {
+        return Some(format!(
+            "`{}` is not a module-level name of its file, so a compile cannot load it by name",
+            launch.kernel.function
+        ));
+    }
+    None
+}
+
+fn compile_of(launch: &Launch) -> Compile {
+    Compile {
+        kernel: launch.kernel.clone(),
+        args: launch.args.clone(),
+        constexprs: launch.constexprs.clone(),
+        options: launch.options.clone(),
+        globals: launch.globals.clone(),
+    }
+}
+
+/// Group one target's records into launches and their distinct compiles.
+pub fn plan(records: &Records) -> Planned {
+    let mut planned = Planned::default();
+    let index_of = |planned: &mut Planned, launch: &Launch| -> usize {
+        let compile = compile_of(launch);
+        if let Some(i) = planned.compiles.iter().position(|c| *c == compile) {
+            return i;
+        }
+        planned.compiles.push(compile);
+        planned.compiles.len() - 1
+    };
+    let mut groups: BTreeMap<u64, usize> = BTreeMap::new();
+    for launch in &records.launches {
+        let why = not_loadable(launch);
+        let compile = why.is_none().then(|| index_of(&mut planned, launch));
+        if let Some(role) = &launch.autotune {
+            if let Some(&at) = groups.get(&role.group) {
+                let (entry, _) = &mut planned.launches[at];
+                entry.compiles.extend(compile.filter(|c| !entry.compiles.contains(c)));
+                if entry.unsupported.is_none() {
+                    entry.unsupported = why;
+                }
+                continue;
+            }
+            groups.insert(role.group, planned.launches.len());
+        }
+        let entry = PlannedLaunch {
+            kernel: launch.kernel.clone(),
+            caller: launch.caller.clone(),
+            call: launch.call.clone(),
+            autotune: launch.autotune.as_ref().map(|r| (r.configs, r.tried)),
+            compiles: compile.into_iter().collect(),
+            grid: launch.grid.clone(),
+            unsupported: why,
+        };
+        planned.launches.push((entry, 1));
+    }
+    // The same launch made again (a loop, a second layer) is one row with a count.
+    let mut merged: Vec<(PlannedLaunch, u64)> = Vec::new();
+    for (launch, count) in planned.launches.drain(..) {
+        match merged.iter_mut().find(|(l, _)| *l == launch) {
+            Some((_, n)) => *n += count,
+            None => merged.push((launch, count)),
+        }
+    }
+    planned.launches = merged;
+    planned
+}
+
+/// A JSON value as TOML, where TOML can say it (TOML has no null).
+fn toml_value(value: &Value) -> Option<String> {
+    let converted: toml::Value = match value {
+        Value::Null => return None,
+        Value::Bool(b) => toml::Value::Boolean(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => toml::Value::Integer(i),
+            (None, Some(f)) => toml::Value::Float(f),
+            _ => return None,
+        },
+        Value::String(s) => toml::Value::String(s.clone()),
+        Value::Array(_) | Value::Object(_) => return None,
+    };
+    Some(converted.to_string())
+}
+
+fn key(name: &str) -> String {
+    if !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_owned()
+    } else {
+        toml::Value::String(name.to_owned()).to_string()
+    }
+}
+
+fn arg_toml(arg: &CapturedArg) -> String {
+    let ty = toml::Value::String(arg.ty.clone()).to_string();
+    if arg.ty == "tensordesc" {
+        let list = |v: &Option<Vec<u64>>| {
+            let items: Vec<String> = v.iter().flatten().map(u64::to_string).collect();
+            format!("[{}]", items.join(", "))
+        };
+        return format!(
+            "{{ type = {ty}, dtype = {}, shape = {}, strides = {}, block_shape = {} }}",
+            toml::Value::String(arg.dtype.clone().unwrap_or_default()),
+            list(&arg.shape),
+            list(&arg.strides),
+            list(&arg.block_shape)
+        );
+    }
+    if let Some(value) = arg.value.as_ref().and_then(toml_value) {
+        return format!("{{ type = {ty}, value = {value} }}");
+    }
+    if arg.aligned == Some(false) {
+        return format!("{{ type = {ty}, aligned = false }}");
+    }
+    ty
+}
+
+/// The probe spec of `compiles` (one kernel's, with the same arguments and globals): what every
+/// compile shares is fixed, what differs is a sweep axis (so the spec sweeps at least the captured
+/// configs and is ready to sweep more). `comment` heads the file.
+pub fn spec_toml(compiles: &[&Compile], targets: &[String], comment: &str) -> String {
+    let Some(first) = compiles.first() else {
+        return String::new();
+    };
+    let mut text = String::new();
+    for line in comment.lines() {
+        let _ = writeln!(text, "# {line}");
+    }
+    let _ = writeln!(text, "\n[kernel]");
+    let _ = writeln!(
+        text,
+        "file = {}",
+        toml::Value::String(first.kernel.file.clone())
+    );
+    let _ = writeln!(
+        text,
+        "function = {}",
+        toml::Value::String(first.kernel.function.clone())
+    );
+    // Only what the kernel reaches runs: the module's own import-time code (which reads the
+    // device) is not rerun outside the emulation; [globals] gives what it computed there.
+    let _ = writeln!(text, "load = \"extract\"");
+    if !targets.is_empty() {
+        let names: Vec<String> = targets
+            .iter()
+            .map(|t| toml::Value::String(t.clone()).to_string())
+            .collect();
+        let _ = writeln!(text, "\n[targets]\ndevices = [{}]", names.join(", "));
+    }
+    let globals: Vec<String> = first
+        .globals
+        .iter()
+        .filter_map(|(k, v)| toml_value(v).map(|v| format!("{} = {v}", key(k))))
+        .collect();
+    if !globals.is_empty() {
+        let _ = writeln!(text, "\n[globals]\n{}", globals.join("\n"));
+    }
+    let _ = writeln!(text, "\n[args]");
+    for (name, arg) in &first.args {
+        let _ = writeln!(text, "{} = {}", key(name), arg_toml(arg));
+    }
+    let mut fixed: Vec<(String, String)> = Vec::new();
+    let mut fixed_options: Vec<(String, String)> = Vec::new();
+    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
+    let mut split = |values: &dyn Fn(&Compile) -> Option<Value>,
+                     name: &str,
+                     into_fixed: &mut Vec<(String, String)>| {
+        let mut seen: Vec<String> = Vec::new();
+        for compile in compiles {
+            if let Some(v) = values(compile).as_ref().and_then(toml_value)
+                && !seen.contains(&v)
+            {
+                seen.push(v);
+            }
+        }
+        match seen.len() {
+            0 => {}
+            1 => into_fixed.push((key(name), seen.remove(0))),
+            _ => axes.push((key(name), seen)),
+        }
+    };
+    let constexpr_names: Vec<&String> = first.constexprs.keys().collect();
+    for name in constexpr_names {
+        split(&|c| c.constexprs.get(name).cloned(), name, &mut fixed);
+    }
+    let mut option_names: Vec<&String> = compiles.iter().flat_map(|c| c.options.keys()).collect();
+    option_names.sort();
+    option_names.dedup();
+    for name in option_names {
+        split(&|c| c.options.get(name).cloned(), name, &mut fixed_options);
+    }
+    if !fixed.is_empty() {
+        let _ = writeln!(text, "\n[constexprs]");
+        for (name, value) in &fixed {
+            let _ = writeln!(text, "{name} = {value}");
+        }
+    }
+    if !fixed_options.is_empty() {
+        let _ = writeln!(text, "\n[options]");
+        for (name, value) in &fixed_options {
+            let _ = writeln!(text, "{name} = {value}");
+        }
+    }
+    // The captured values are the launches' own: the kernel's autotune list (if any) is not swept.
+    let _ = writeln!(text, "\n[sweep]\nautotune = false");
+    for (name, values) in &axes {
+        let _ = writeln!(text, "{name} = [{}]", values.join(", "));
+    }
+    text
+}
+
+/// Compiles of one kernel with the same arguments, globals and option names: one spec each.
+pub fn spec_groups(compiles: &[Compile]) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    for (i, compile) in compiles.iter().enumerate() {
+        let same = |other: &Compile| {
+            other.kernel.file == compile.kernel.file
+                && other.kernel.function == compile.kernel.function
+                && other.args == compile.args
+                && other.globals == compile.globals
+                && other.options.keys().eq(compile.options.keys())
+                && other.constexprs.keys().eq(compile.constexprs.keys())
+        };
+        match groups.iter_mut().find(|g| same(&compiles[g[0]])) {
+            Some(group) => group.push(i),
+            None => groups.push(vec![i]),
+        }
+    }
+    groups
+}

@@ -1,0 +1,187 @@
+//! A capture's report drawn for a terminal and as Markdown: per target, one row per launch (the
+//! kernel, where the host code launched it, the config it chose, the bytes, the verdict), then
+//! the calls that stopped and the script's errors. Every value that came from the script's
+//! process is escaped before it is drawn.
+
+use std::fmt::Write as _;
+
+use super::exporter::Exporter;
+use super::markdown::{Markdown, escape as md};
+use super::terminal::{Terminal, table};
+use crate::escape::control;
+use crate::judge::capture::config_of;
+use crate::model::capture::{CaptureReport, LaunchReport, LaunchVerdict, TargetCapture};
+use crate::units::format_count;
+use crate::vocab::describe_config;
+
+fn file_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// The rows of one target's launches.
+fn rows(target: &TargetCapture) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for launch in &target.launches {
+        let site = launch.caller.as_ref().map_or_else(
+            || "?".to_owned(),
+            |s| format!("{}:{}", file_name(&s.file), s.line),
+        );
+        let mut configs: Vec<String> = Vec::new();
+        let mut bytes: Vec<String> = Vec::new();
+        for &i in &launch.compiles {
+            let Some(compile) = target.compiles.get(i) else {
+                continue;
+            };
+            let config: Vec<(String, serde_json::Value)> =
+                config_of(compile).into_iter().collect();
+            configs.push(describe_config(&config));
+            bytes.push(match (&compile.result, &compile.error) {
+                (Some(r), _) => r
+                    .shared_bytes
+                    .map_or_else(|| serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(), format_count),
+                (None, Some(_)) => "not compiled".to_owned(),
+                (None, None) => "-".to_owned(),
+            });
+        }
+        let config = match (&launch.autotune, configs.len()) {
+            (Some(a), _) => format!("autotuned: {} of {} configs tried", a.tried.max(configs.len() as u64), a.configs),
+            (None, 1) => configs.remove(0),
+            (None, _) => configs.join("; "),
+        };
+        let shown_bytes = if launch.autotune.is_some() && bytes.len() > 3 {
+            format!("{} .. {}", bytes[0], bytes[bytes.len() - 1])
+        } else {
+            bytes.join(", ")
+        };
+        let verdict = match (&launch.unsupported, launch.verdict) {
+            (Some(why), LaunchVerdict::NotJudged) => format!("not judged: {why}"),
+            (_, v) => v.as_str().to_owned(),
+        };
+        let count = if launch.count > 1 {
+            format!("{} x{}", launch.kernel.function, launch.count)
+        } else {
+            launch.kernel.function.clone()
+        };
+        rows.push(
+            [count, site, config, shown_bytes, verdict]
+                .into_iter()
+                .map(|c| control(&c).into_owned())
+                .collect(),
+        );
+    }
+    rows
+}
+
+fn heading(target: &TargetCapture) -> String {
+    let name = target.emulated.name.as_deref().unwrap_or("no reported name");
+    format!(
+        "{} ({}, {} bytes per block): {} launches, {} calls stopped, {} errors",
+        target.device.device,
+        name,
+        format_count(u64::from(target.emulated.smem_per_block_optin)),
+        target.launches.iter().map(|l| l.count).sum::<u64>(),
+        target.stopped.len(),
+        target.errors.len()
+    )
+}
+
+fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
+    if let Some(failure) = &target.failure {
+        let _ = writeln!(out, "{prefix}the run gave no records: {}", control(failure));
+    }
+    for stop in &target.stopped {
+        let place = match (&stop.file, stop.line) {
+            (Some(f), Some(l)) => format!("{}:{l}", file_name(f)),
+            _ => "?".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "{prefix}stopped at {}: {}",
+            control(&place),
+            control(&stop.reason)
+        );
+    }
+    for error in &target.errors {
+        let _ = writeln!(out, "{prefix}script error: {}", control(&error.error));
+    }
+    for compile in &target.compiles {
+        if let Some(error) = &compile.error {
+            let _ = writeln!(
+                out,
+                "{prefix}{} not compiled: {}",
+                control(&compile.kernel.function),
+                control(error)
+            );
+        }
+    }
+}
+
+const HEADER: [&str; 5] = ["kernel", "launched at", "config", "shared bytes", "verdict"];
+
+fn crash_count(report: &CaptureReport) -> usize {
+    report
+        .targets
+        .iter()
+        .flat_map(|t| &t.launches)
+        .filter(|l| l.verdict.crashes())
+        .count()
+}
+
+fn summary(report: &CaptureReport) -> String {
+    let launches: Vec<&LaunchReport> = report.targets.iter().flat_map(|t| &t.launches).collect();
+    let calls: u64 = report.targets.iter().map(|t| t.calls).sum();
+    let stopped: usize = report.targets.iter().map(|t| t.stopped.len()).sum();
+    format!(
+        "{} launches captured on {} targets ({} of {} calls stopped); {} would crash the engine",
+        launches.iter().map(|l| l.count).sum::<u64>(),
+        report.targets.len(),
+        stopped,
+        calls,
+        crash_count(report)
+    )
+}
+
+impl Exporter<CaptureReport> for Terminal {
+    fn export(&self, report: &CaptureReport) -> String {
+        let mut out = format!(
+            "tilefit capture: {} (Triton {})\n",
+            control(&report.script),
+            control(&report.triton_version)
+        );
+        for target in &report.targets {
+            let _ = writeln!(out, "\n{}", control(&heading(target)));
+            if !target.launches.is_empty() {
+                out.push_str(&table(&HEADER, &rows(target), &[3], "  "));
+            }
+            notes(target, &mut out, "  ");
+        }
+        let _ = writeln!(out, "\n{}", summary(report));
+        out
+    }
+}
+
+impl Exporter<CaptureReport> for Markdown {
+    fn export(&self, report: &CaptureReport) -> String {
+        let mut out = format!(
+            "## tilefit capture: `{}` (Triton {})\n",
+            md(&report.script),
+            md(&report.triton_version)
+        );
+        for target in &report.targets {
+            let _ = writeln!(out, "\n### {}\n", md(&heading(target)));
+            if !target.launches.is_empty() {
+                let _ = writeln!(out, "| {} |", HEADER.join(" | "));
+                let _ = writeln!(out, "|{}", "---|".repeat(HEADER.len()));
+                for row in rows(target) {
+                    let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
+                    let _ = writeln!(out, "| {} |", cells.join(" | "));
+                }
+            }
+            let mut text = String::new();
+            notes(target, &mut text, "- ");
+            out.push_str(&md(&text).replace("\\n", "\n"));
+        }
+        let _ = writeln!(out, "\n{}", summary(report));
+        out
+    }
+}

@@ -1,0 +1,381 @@
+//! `tilefit capture SCRIPT.py`: run the engine's own host code once per target under that
+//! target's emulated device, capture every launch it makes, compile each distinct launch for the
+//! target's arch through the probe pipeline (cache, pool), and judge every launch.
+//!
+//! The emulation is tilefit's Python package (`python/tilefit/_emulation.py`, `_capture.py`,
+//! `_capture_main.py`), embedded here and written to the run's scratch folder, first on the
+//! script's `PYTHONPATH`: the script may `from tilefit import emulate` whether or not the package
+//! is installed, and always gets this release's.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::compile::toolchain::Toolchain;
+use crate::compile::{Event, Scratch, Settings};
+use crate::device::emulated::{EmulatedDevice, NotEmulable};
+use crate::device::{DeviceTable, TargetDevice};
+use crate::input::capture::{self, Records, RecordsError};
+use crate::input::spec;
+use crate::judge::capture::launch_verdict;
+use crate::model::capture::{
+    AutotuneCounts, CAPTURE_SCHEMA_VERSION, CaptureReport, CompileReport, LaunchReport,
+    TargetCapture,
+};
+use crate::model::kind::ReportKind;
+use crate::model::probe::ToolInfo;
+use crate::plan::capture::{Compile, plan, spec_groups, spec_toml};
+
+/// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
+pub const PACKAGE: &[(&str, &str)] = &[
+    ("__init__.py", include_str!("../../../../python/tilefit/__init__.py")),
+    ("_capture.py", include_str!("../../../../python/tilefit/_capture.py")),
+    ("_capture_main.py", include_str!("../../../../python/tilefit/_capture_main.py")),
+    ("_choices.py", include_str!("../../../../python/tilefit/_choices.py")),
+    ("_device.py", include_str!("../../../../python/tilefit/_device.py")),
+    ("_emulation.py", include_str!("../../../../python/tilefit/_emulation.py")),
+    ("_errors.py", include_str!("../../../../python/tilefit/_errors.py")),
+    ("_fit.py", include_str!("../../../../python/tilefit/_fit.py")),
+    ("_prune.py", include_str!("../../../../python/tilefit/_prune.py")),
+    ("emulate.py", include_str!("../../../../python/tilefit/emulate.py")),
+    ("pytest_plugin.py", include_str!("../../../../python/tilefit/pytest_plugin.py")),
+];
+
+/// The exit code `_capture_main` gives when its Python cannot import torch.
+const NO_TORCH: i32 = 3;
+
+/// Why a capture could not run at all (a target's failed run is a note in its report instead).
+#[derive(Debug, thiserror::Error)]
+pub enum CaptureError {
+    /// The script is not there.
+    #[error("cannot read the script `{0}`")]
+    Script(String, #[source] std::io::Error),
+    /// The Python cannot import torch.
+    #[error("the Python that runs the script ({python}) cannot import torch")]
+    NoTorch {
+        /// The interpreter.
+        python: String,
+    },
+    /// A target the table cannot emulate.
+    #[error(transparent)]
+    Device(#[from] NotEmulable),
+    /// The embedded device table.
+    #[error(transparent)]
+    Table(#[from] crate::device::TableError),
+    /// The scratch folder.
+    #[error("cannot write the capture's scratch folder `{0}`")]
+    Scratch(String, #[source] std::io::Error),
+}
+
+impl crate::hint::Hint for CaptureError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            CaptureError::Script(..) => Some("pass the Python script that calls the engine's host code".to_owned()),
+            CaptureError::NoTorch { .. } => Some(
+                "install torch into the environment where the engine and Triton are (`pip install torch`: it imports on a machine with no GPU), or pass `--python` of one that has it"
+                    .to_owned(),
+            ),
+            CaptureError::Device(e) => crate::hint::Hint::hint(e),
+            CaptureError::Table(_) | CaptureError::Scratch(..) => None,
+        }
+    }
+}
+
+/// What to capture.
+pub struct CaptureRun<'a> {
+    /// The script.
+    pub script: &'a Path,
+    /// Its arguments.
+    pub args: &'a [String],
+    /// The targets, each run in its own process.
+    pub targets: &'a [TargetDevice],
+}
+
+/// Write the embedded package under `dir` (as `dir/tilefit/...`).
+pub fn write_package(dir: &Path) -> std::io::Result<()> {
+    let package = dir.join("tilefit");
+    std::fs::create_dir_all(&package)?;
+    for (name, text) in PACKAGE {
+        std::fs::write(package.join(name), text)?;
+    }
+    Ok(())
+}
+
+/// The emulated run of one target: its records, or why there are none.
+fn run_target(
+    toolchain: &Toolchain,
+    scratch: &Path,
+    run: &CaptureRun<'_>,
+    index: usize,
+    device: &EmulatedDevice,
+) -> Result<Result<Records, String>, CaptureError> {
+    let device_file = scratch.join(format!("device-{index}.json"));
+    let records_file = scratch.join(format!("records-{index}.json"));
+    let text = serde_json::to_string(device).unwrap_or_default();
+    std::fs::write(&device_file, text)
+        .map_err(|e| CaptureError::Scratch(device_file.display().to_string(), e))?;
+    let python_path = match std::env::var_os("PYTHONPATH") {
+        Some(existing) if !existing.is_empty() => {
+            let mut joined = scratch.join("py").into_os_string();
+            joined.push(":");
+            joined.push(existing);
+            joined
+        }
+        _ => scratch.join("py").into_os_string(),
+    };
+    let output = Command::new(&toolchain.python)
+        .arg("-m")
+        .arg("tilefit._capture_main")
+        .arg(&device_file)
+        .arg(&records_file)
+        .arg(run.script)
+        .args(run.args)
+        .env("PYTHONPATH", python_path)
+        // Triton's own cache stays in the scratch: nothing is compiled, but imports may look.
+        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"))
+        .stdin(Stdio::null())
+        .output();
+    let output = match output {
+        Ok(output) => output,
+        Err(e) => return Ok(Err(format!("cannot start {}: {e}", toolchain.python.display()))),
+    };
+    if output.status.code() == Some(NO_TORCH) {
+        return Err(CaptureError::NoTorch {
+            python: toolchain.python.display().to_string(),
+        });
+    }
+    if !records_file.exists() {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
+        let tail: Vec<&str> = tail.into_iter().rev().collect();
+        return Ok(Err(format!(
+            "the emulated run wrote no records ({}): {}",
+            output.status,
+            crate::escape::log_text(&tail.join("\n"))
+        )));
+    }
+    Ok(capture::read(&records_file).map_err(|e: RecordsError| e.to_string()))
+}
+
+/// The probe result of one compile on one target, through a spec (the same TOML `--emit-spec`
+/// writes for it).
+fn compile_one(
+    compile: &Compile,
+    target: &TargetDevice,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    scratch: &Path,
+    name: &str,
+    on_event: &mut dyn FnMut(Event),
+) -> CompileReport {
+    let mut report = CompileReport {
+        kernel: compile.kernel.clone(),
+        args: compile.args.clone(),
+        constexprs: compile.constexprs.clone(),
+        options: compile.options.clone(),
+        globals: compile.globals.clone(),
+        result: None,
+        error: None,
+    };
+    let text = spec_toml(&[compile], &[target.device.clone()], "captured by tilefit capture");
+    let path = scratch.join(format!("{name}.toml"));
+    if let Err(e) = std::fs::write(&path, &text) {
+        report.error = Some(format!("cannot write {}: {e}", path.display()));
+        return report;
+    }
+    let outcome = spec::parse(&text, &path)
+        .map_err(crate::run::probe::ProbeError::from)
+        .and_then(|spec| {
+            crate::run::probe::probe(&spec, std::slice::from_ref(target), toolchain, settings, on_event)
+        });
+    match outcome {
+        Ok(probe) => report.result = probe.results.into_iter().next(),
+        Err(e) => {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            report.error = Some(text);
+        }
+    }
+    report
+}
+
+/// Run the capture.
+pub fn capture(
+    run: &CaptureRun<'_>,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_note: &mut dyn FnMut(String),
+    on_event: &mut dyn FnMut(Event),
+) -> Result<CaptureReport, CaptureError> {
+    std::fs::metadata(run.script)
+        .map_err(|e| CaptureError::Script(run.script.display().to_string(), e))?;
+    let table = DeviceTable::builtin()?;
+    let scratch = Scratch::new(&settings.cache_dir, "capture");
+    let dir = scratch.path().to_path_buf();
+    write_package(&dir.join("py")).map_err(|e| CaptureError::Scratch(dir.display().to_string(), e))?;
+    let mut targets = Vec::new();
+    for (index, target) in run.targets.iter().enumerate() {
+        let emulated = EmulatedDevice::of(table, target)?;
+        on_note(format!(
+            "tilefit: running {} as if on {} ({})",
+            run.script.display(),
+            target.device,
+            target.arch
+        ));
+        let records = run_target(toolchain, &dir, run, index, &emulated)?;
+        let mut report = TargetCapture {
+            device: target.clone(),
+            emulated,
+            versions: Default::default(),
+            calls: 0,
+            stopped: Vec::new(),
+            errors: Vec::new(),
+            launches: Vec::new(),
+            compiles: Vec::new(),
+            failure: None,
+        };
+        let records = match records {
+            Ok(records) => records,
+            Err(why) => {
+                report.failure = Some(why);
+                targets.push(report);
+                continue;
+            }
+        };
+        let planned = plan(&records);
+        report.versions = records.versions.clone();
+        report.calls = records.calls;
+        report.stopped = records.stopped.clone();
+        report.errors = records.errors.clone();
+        report.compiles = planned
+            .compiles
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                compile_one(c, target, toolchain, settings, &dir, &format!("spec-{index}-{i}"), on_event)
+            })
+            .collect();
+        report.launches = planned
+            .launches
+            .iter()
+            .map(|(launch, count)| {
+                let compiles: Vec<&CompileReport> =
+                    launch.compiles.iter().filter_map(|&i| report.compiles.get(i)).collect();
+                LaunchReport {
+                    kernel: launch.kernel.clone(),
+                    caller: launch.caller.clone(),
+                    call: launch.call.clone(),
+                    count: *count,
+                    autotune: launch
+                        .autotune
+                        .map(|(configs, tried)| AutotuneCounts { configs, tried }),
+                    compiles: launch.compiles.clone(),
+                    grid: launch.grid.clone(),
+                    verdict: launch_verdict(
+                        launch.autotune.is_some(),
+                        launch.unsupported.is_some(),
+                        &compiles,
+                        &target.device,
+                    ),
+                    unsupported: launch.unsupported.clone(),
+                }
+            })
+            .collect();
+        targets.push(report);
+    }
+    Ok(CaptureReport {
+        schema_version: CAPTURE_SCHEMA_VERSION,
+        kind: ReportKind::Capture,
+        tool: ToolInfo::current(),
+        triton_version: toolchain.triton_version.clone(),
+        python_version: toolchain.python_version.clone(),
+        script: run.script.display().to_string(),
+        script_args: run.args.to_vec(),
+        targets,
+    })
+}
+
+/// The probe specs a user would have written for the captured kernels (`--emit-spec DIR`): one
+/// per kernel (per set of arguments, where launches pass different ones), with every target that
+/// launched it; the captured values fixed where all launches agree and swept where they differ.
+/// Returned as (file name, TOML).
+pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
+    let mut compiles: Vec<Compile> = Vec::new();
+    let mut launched_on: Vec<Vec<String>> = Vec::new();
+    for target in &report.targets {
+        for c in &target.compiles {
+            let compile = Compile {
+                kernel: c.kernel.clone(),
+                args: c.args.clone(),
+                constexprs: c.constexprs.clone(),
+                options: c.options.clone(),
+                globals: c.globals.clone(),
+            };
+            match compiles.iter().position(|k| *k == compile) {
+                Some(i) => {
+                    if !launched_on[i].contains(&target.device.device) {
+                        launched_on[i].push(target.device.device.clone());
+                    }
+                }
+                None => {
+                    compiles.push(compile);
+                    launched_on.push(vec![target.device.device.clone()]);
+                }
+            }
+        }
+    }
+    let mut files: Vec<(String, String)> = Vec::new();
+    for group in spec_groups(&compiles) {
+        let members: Vec<&Compile> = group.iter().map(|&i| &compiles[i]).collect();
+        let mut devices: Vec<String> = Vec::new();
+        for &i in &group {
+            for d in &launched_on[i] {
+                if !devices.contains(d) {
+                    devices.push(d.clone());
+                }
+            }
+        }
+        let function = &members[0].kernel.function;
+        let taken = files.iter().filter(|(n, _)| n.starts_with(function.as_str())).count();
+        let name = if taken == 0 {
+            format!("{function}.toml")
+        } else {
+            format!("{function}-{}.toml", taken + 1)
+        };
+        let comment = format!(
+            "`{function}` as {} launched it under `tilefit capture` on {}.\nProbe it: tilefit probe {name}",
+            report.script,
+            devices.join(", ")
+        );
+        files.push((name, spec_toml(&members, &devices, &comment)));
+    }
+    files
+}
+
+/// The scratch folder's package path, for the pytest plugin's child processes.
+pub fn package_dir(scratch: &Path) -> PathBuf {
+    scratch.join("py")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::PACKAGE;
+
+    #[test]
+    fn the_embedded_package_is_the_whole_folder() {
+        let folder = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/tilefit");
+        let mut files: Vec<String> = std::fs::read_dir(folder)
+            .unwrap()
+            .filter_map(|e| {
+                let name = e.ok()?.file_name().to_string_lossy().into_owned();
+                name.ends_with(".py").then_some(name)
+            })
+            .collect();
+        files.sort();
+        let embedded: Vec<String> = PACKAGE.iter().map(|(n, _)| (*n).to_owned()).collect();
+        assert_eq!(embedded, files, "list every file of python/tilefit in run::capture::PACKAGE");
+    }
+}

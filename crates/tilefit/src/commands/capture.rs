@@ -1,0 +1,53 @@
+//! `tilefit capture SCRIPT.py`: the script's host code run once per target under emulation, every
+//! launch captured, compiled and judged by the library (`run::capture`); the report printed and
+//! gated as a probe's is, and `--emit-spec` writes the probe specs the launches make.
+
+use anyhow::Context as _;
+use tilefit_core::compile::Event;
+use tilefit_core::hint::Hinted;
+use tilefit_core::run::{capture, fleet, toolchains};
+
+use crate::cli::CaptureArgs;
+use crate::emit;
+use crate::progress::Progress;
+use crate::settings;
+
+pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
+    if args.output.html.is_some() {
+        return Err(Hinted::new(
+            "`--html` draws a probe's cliff map; a capture has none",
+            "use `--json FILE` or `--output-format markdown`",
+        )
+        .into());
+    }
+    let targets = fleet::of_names(&args.targets)?;
+    let settings = settings::from_compile_args(&args.compile, args.worker_script.clone())?;
+    let progress = Progress::new();
+    let mut on_note = |line: String| progress.note(&line);
+    let wanted = settings::wanted(&args.compile.python);
+    let toolchain = toolchains::select(&wanted, None, &mut on_note)?;
+    let mut on_event = |event: Event| progress.event(event);
+    let run = capture::CaptureRun {
+        script: &args.script,
+        args: &args.script_args,
+        targets: &targets,
+    };
+    let report = capture::capture(&run, &toolchain, &settings, &mut on_note, &mut on_event);
+    progress.finish();
+    let report = report?;
+    emit::emit_without_html(&report, &args.output)?;
+    if let Some(dir) = &args.emit_spec {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
+        let specs = capture::specs(&report);
+        for (name, text) in &specs {
+            let path = dir.join(name);
+            std::fs::write(&path, text).with_context(|| format!("writing `{}`", path.display()))?;
+        }
+        crate::output::note(&format!(
+            "tilefit: wrote {} probe specs (one per captured kernel) to {}",
+            specs.len(),
+            dir.display()
+        ));
+    }
+    emit::finish(&report, &args.output)
+}

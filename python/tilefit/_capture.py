@@ -1,0 +1,345 @@
+"""Launch capture under device emulation: every ``kernel[grid](...)`` is recorded instead of run,
+through ``@triton.jit``, ``@triton.heuristics`` and ``@triton.autotune`` (and their subclasses)
+alike, and returns as if it ran.
+
+A record holds the kernel (file, module-level name, ``@triton.jit`` line, source digest), every
+argument as the JIT specializes it (pointer dtype and 16-byte alignment, int values, None,
+constexprs, ``tl`` dtypes), the options (num_warps, num_stages, num_ctas, maxnreg and backend
+options such as ``waves_per_eu``), the grid, and the launching line. An autotuned launch records
+every config the autotuner would try after its pruning (``early_config_prune``, ``perf_model``
+top-k): each one is launched through the autotuner's own benchmark step, which tilefit makes
+record instead of time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import json
+import os
+import sys
+
+from tilefit import _emulation
+
+#: Files whose frames are never "the launching line".
+_OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
+
+#: Backend-independent keys a launch passes that are not compile options.
+_NOT_OPTIONS = {"grid", "warmup", "debug", "instrumentation_mode"}
+
+
+class Recorder:
+    """The launches and stopped calls of one emulated run."""
+
+    def __init__(self, device):
+        self.device = device
+        self.launches = []
+        self.stopped = []
+        self.errors = []
+        self.calls = 0
+        self._group = []
+        self._benchmarking = 0
+        self._next_group = 0
+        self.current_call = None
+
+    def begin_call(self, name):
+        self.calls += 1
+        self.current_call = name
+
+    def stop(self, error, call=None):
+        frame = _user_frame(error.__traceback__)
+        self.stopped.append({
+            "call": call or self.current_call,
+            "file": frame[0] if frame else None,
+            "line": frame[1] if frame else None,
+            "reason": _emulation.stop_reason(error) or f"{type(error).__name__}: {error}",
+        })
+
+    def as_json(self):
+        import torch
+        import triton
+
+        return {
+            "device": self.device,
+            "versions": {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__},
+            "launches": self.launches,
+            "stopped": self.stopped,
+            "errors": self.errors,
+            "calls": self.calls,
+        }
+
+    def write(self, path):
+        text = json.dumps(self.as_json(), indent=1, default=repr)
+        with open(path, "w", encoding="utf-8") as out:
+            out.write(text + "\n")
+
+
+RECORDER = None
+
+
+def _user_frame(tb_or_frame):
+    """(file, line) of the innermost frame that is the user's: not torch, Triton or tilefit."""
+    frames = []
+    if tb_or_frame is not None and hasattr(tb_or_frame, "tb_frame"):
+        tb = tb_or_frame
+        while tb is not None:
+            frames.append((tb.tb_frame, tb.tb_lineno))
+            tb = tb.tb_next
+        frames.reverse()
+    else:
+        frame = tb_or_frame
+        while frame is not None:
+            frames.append((frame, frame.f_lineno))
+            frame = frame.f_back
+    for frame, line in frames:
+        if _is_user(frame):
+            return (os.path.abspath(frame.f_code.co_filename), line)
+    return None
+
+
+def _is_user(frame):
+    name = frame.f_globals.get("__name__", "") or ""
+    top = name.split(".")[0]
+    if top in ("torch", "triton", "runpy", "importlib", "_pytest", "pytest", "pluggy"):
+        return False
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if filename.startswith(_OWN) or filename.startswith("<"):
+        return False
+    return True
+
+
+def _dtype_type(dtype):
+    from triton._utils import canonicalize_dtype
+
+    return canonicalize_dtype(dtype)
+
+
+def _constexpr(value):
+    """A constexpr as JSON: plain values as they are, ``tl`` dtypes as ``"tl.bfloat16"``."""
+    import triton.language as tl
+
+    if isinstance(value, tl.constexpr):
+        value = value.value
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, tl.dtype):
+        for name in dir(tl):
+            if getattr(tl, name, None) is value or (isinstance(getattr(tl, name, None), tl.dtype)
+                                                   and getattr(tl, name) == value and not name.startswith("_")):
+                return f"tl.{name}"
+    if hasattr(value, "dtype") and hasattr(value, "shape"):
+        raise _Unsupported("a tensor passed as a constexpr")
+    raise _Unsupported(f"a {type(value).__name__} ({value!r}) passed as a constexpr")
+
+
+class _Unsupported(Exception):
+    """A launch value tilefit cannot pass to a compile."""
+
+
+def _argument(name, value):
+    """A non-constexpr argument as the JIT specializes it (the worker redoes the specialization from
+    these: types, values and alignment)."""
+    if value is None:
+        return {"type": "none"}
+    if isinstance(value, bool):
+        return {"type": "u1", "value": value}
+    if isinstance(value, int):
+        if -2**31 <= value < 2**31:
+            kind = "i32"
+        elif -2**63 <= value < 2**63:
+            kind = "i64"
+        else:
+            kind = "u64"
+        return {"type": kind, "value": value}
+    if isinstance(value, float):
+        return {"type": "fp32", "value": value}
+    if type(value).__name__ == "TensorDescriptor":
+        return {
+            "type": "tensordesc",
+            "dtype": _dtype_type(value.base.dtype),
+            "shape": [int(s) for s in value.shape],
+            "strides": [int(s) for s in value.strides],
+            "block_shape": [int(s) for s in value.block_shape],
+        }
+    if hasattr(value, "dtype") and hasattr(value, "storage_offset"):
+        device = getattr(value, "device", None)
+        if device is not None and device.type not in ("cuda", "hip"):
+            raise _Unsupported(f"argument `{name}` is a {device.type} tensor: Triton needs it on the GPU")
+        # A tensor's storage starts where the caching allocator put it (at least 512-byte
+        # aligned), so its data pointer is 16-byte aligned exactly when its offset is.
+        offset = value.storage_offset() * value.element_size()
+        return {"type": "*" + _dtype_type(value.dtype), "aligned": offset % 16 == 0}
+    if hasattr(value, "data_ptr"):
+        raise _Unsupported(f"argument `{name}` is a {type(value).__name__}")
+    raise _Unsupported(f"argument `{name}` is a {type(value).__name__} ({value!r})")
+
+
+def _kernel_info(jit):
+    fn = jit.fn
+    path = os.path.abspath(fn.__code__.co_filename)
+    try:
+        source = inspect.getsource(fn)
+    except (OSError, TypeError):
+        source = getattr(jit, "src", "") or ""
+    module = sys.modules.get(fn.__module__)
+    name = fn.__name__
+    module_level = module is not None and _unwrap(getattr(module, name, None)) is jit
+    return {
+        "file": path,
+        "function": name,
+        "module": fn.__module__,
+        "line": fn.__code__.co_firstlineno,
+        "digest": hashlib.sha256(source.encode()).hexdigest(),
+        "module_level": module_level,
+    }
+
+
+def _unwrap(obj):
+    seen = 0
+    while obj is not None and hasattr(obj, "fn") and seen < 8:
+        if type(obj).__name__ == "JITFunction" or hasattr(obj, "params") and hasattr(obj, "arg_names") \
+                and not hasattr(obj, "configs") and not hasattr(obj, "values"):
+            return obj
+        obj = obj.fn
+        seen += 1
+    return obj
+
+
+def _globals(jit):
+    """The module-level plain values and constexprs the kernel body names: what Triton's own
+    compile reads from its globals, so a compile from the file sees what the host code saw."""
+    import triton.language as tl
+
+    fn = jit.fn
+    names = set()
+    stack = [fn.__code__]
+    while stack:
+        code = stack.pop()
+        names.update(code.co_names)
+        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
+    found = {}
+    for name in sorted(names):
+        if name not in fn.__globals__:
+            continue
+        value = fn.__globals__[name]
+        if isinstance(value, tl.constexpr):
+            value = value.value
+        if value is None or isinstance(value, (bool, int, float, str)):
+            found[name] = value
+        elif isinstance(value, tl.dtype):
+            try:
+                found[name] = _constexpr(value)
+            except _Unsupported:
+                continue
+    return found
+
+
+def _grid(grid, bound):
+    if callable(grid):
+        grid = grid(bound)
+    if isinstance(grid, int):
+        grid = (grid,)
+    return [int(g) for g in grid]
+
+
+def capture_run(jit, args, kwargs, grid, warmup):
+    """Record one launch of ``jit`` (a JITFunction) with the launch's own values."""
+    recorder = RECORDER
+    caller = _user_frame(sys._getframe(1))
+    record = {
+        "kernel": _kernel_info(jit),
+        "caller": {"file": caller[0], "line": caller[1]} if caller else None,
+        "warmup": bool(warmup),
+        "call": recorder.current_call if recorder else None,
+    }
+    group = recorder._group[-1] if recorder and recorder._group else None
+    if group is not None:
+        record["autotune"] = {"group": group["id"], "role": "candidate" if recorder._benchmarking else "chosen"}
+    try:
+        params = {p.name: p for p in jit.params}
+        options = {k: v for k, v in kwargs.items() if k not in params and k not in _NOT_OPTIONS}
+        passed = {k: v for k, v in kwargs.items() if k in params}
+        bound = jit.signature.bind_partial(*args, **passed)
+        values = dict(bound.arguments)
+        for param in jit.params:
+            if param.name not in values and param.has_default:
+                values[param.name] = param.default
+        missing = [p.name for p in jit.params if p.name not in values]
+        if missing:
+            raise _Unsupported(f"the launch passes no value for {', '.join(missing)}")
+        arguments, constexprs = {}, {}
+        for param in jit.params:
+            value = values[param.name]
+            if param.is_constexpr:
+                constexprs[param.name] = _constexpr(value)
+            else:
+                arguments[param.name] = _argument(param.name, value)
+        record["args"] = arguments
+        record["constexprs"] = constexprs
+        record["options"] = {k: _constexpr(v) for k, v in options.items() if v is not None}
+        record["globals"] = _globals(jit)
+        record["grid"] = None if warmup else _grid(grid, values)
+    except _Unsupported as why:
+        record["unsupported"] = str(why)
+    if recorder is not None:
+        recorder.launches.append(record)
+    return None
+
+
+def _autotuned_run(original):
+    def run(self, *args, **kwargs):
+        recorder = RECORDER
+        if recorder is None:
+            return original(self, *args, **kwargs)
+        recorder._next_group += 1
+        group = {"id": recorder._next_group}
+        recorder._group.append(group)
+        start = len(recorder.launches)
+        # Every call tries its pruned configs afresh: a cached choice would hide them.
+        self.cache = {}
+        if hasattr(self, "cache_results"):
+            self.cache_results = False
+        try:
+            return original(self, *args, **kwargs)
+        finally:
+            recorder._group.pop()
+            mine = recorder.launches[start:]
+            candidates = [r for r in mine if r.get("autotune", {}).get("group") == group["id"]
+                          and r["autotune"]["role"] == "candidate"]
+            if candidates:
+                recorder.launches[start:] = [r for r in mine if not (
+                    r.get("autotune", {}).get("group") == group["id"] and r["autotune"]["role"] == "chosen")]
+            for r in mine:
+                if r.get("autotune", {}).get("group") == group["id"]:
+                    r["autotune"]["configs"] = len(getattr(self, "configs", []) or [])
+                    r["autotune"]["tried"] = max(len(candidates), 1)
+    return run
+
+
+def _autotuned_bench(original):
+    def bench(self, *args, config, **meta):
+        recorder = RECORDER
+        self.__dict__["do_bench"] = _emulation.fake_benchmark
+        if recorder is not None:
+            recorder._benchmarking += 1
+        try:
+            return original(self, *args, config=config, **meta)
+        finally:
+            if recorder is not None:
+                recorder._benchmarking -= 1
+    return bench
+
+
+def install(recorder):
+    """Record every launch into ``recorder`` instead of running it."""
+    global RECORDER
+    RECORDER = recorder
+    from triton.runtime import autotuner
+    from triton.runtime.jit import JITFunction
+
+    def run(self, *args, grid=None, warmup=False, **kwargs):
+        return capture_run(self, args, kwargs, grid, warmup)
+
+    JITFunction.run = run
+    autotuner.Autotuner.run = _autotuned_run(autotuner.Autotuner.run)
+    autotuner.Autotuner._bench = _autotuned_bench(autotuner.Autotuner._bench)

@@ -1,0 +1,64 @@
+"""The process ``tilefit capture`` starts once per target: install the emulation of the target's
+device, then run the user's script as ``__main__`` with every launch recorded, and write the
+records as JSON.
+
+    python -m tilefit._capture_main DEVICE.json RECORDS.json SCRIPT.py [ARGS...]
+
+The emulation is in place before the script (and so anything it imports) runs. A call that needs
+what emulation lacks (real data, a value the table does not have) stops there: it is recorded with
+its line and reason, not raised. Any other error of the script is recorded too, with its
+traceback; the records are written whatever happens.
+"""
+
+import json
+import os
+import runpy
+import sys
+import traceback
+
+
+def main(argv):
+    if len(argv) < 3:
+        print("usage: python -m tilefit._capture_main DEVICE.json RECORDS.json SCRIPT.py [ARGS...]",
+              file=sys.stderr)
+        return 2
+    device_file, out, script, *args = argv
+    with open(device_file, encoding="utf-8") as f:
+        device = json.load(f)
+    try:
+        import torch  # noqa: F401
+    except ImportError as error:
+        print(f"tilefit capture: this Python ({sys.executable}) cannot import torch ({error}): "
+              "install it with `pip install torch` (the CPU-only machine needs no GPU, only the "
+              "package)", file=sys.stderr)
+        return 3
+    from tilefit import _capture, _emulation
+
+    _emulation.install(device)
+    recorder = _capture.Recorder(device)
+    _capture.install(recorder)
+    recorder.begin_call(os.path.basename(script))
+    code = 0
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit as exit_:
+        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
+    except BaseException as error:  # recorded: the report says where and why
+        if _emulation.stop_reason(error) is not None:
+            recorder.stop(error)
+        else:
+            recorder.errors.append({
+                "call": recorder.current_call,
+                "error": f"{type(error).__name__}: {error}",
+                "traceback": traceback.format_exc(limit=-12),
+            })
+            code = 1
+    finally:
+        recorder.write(out)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

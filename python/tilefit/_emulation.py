@@ -1,0 +1,363 @@
+"""Device emulation: one Python process made to look as if it ran on a target of tilefit's device
+table, on a machine with no GPU (``tilefit capture``, ``pytest --tilefit-emulate``).
+
+:func:`install` must run before the user's code is imported, so a module-level
+``CUDA_CAPABILITY = torch.cuda.get_device_capability()`` sees the emulated device.
+
+- **torch.** ``torch.cuda``'s device queries answer for the target to every caller outside torch
+  itself (torch's own internals keep the real answers, so they never try to reach a driver).
+  Tensors are torch's ``FakeTensor``: on ``"cuda"`` with shapes, strides, views and dtypes, and no
+  storage. ``torch.version.cuda`` and ``torch.version.hip`` are set per backend.
+- **Triton.** The active driver is :class:`EmulatedDriver`: its target, device, stream and
+  ``utils.get_device_properties()`` (``max_shared_mem`` is the opt-in budget) answer for the
+  target.
+- **Values come from the table.** A property the table lacks raises :class:`EmulationGap`, naming
+  the value; nothing is invented.
+"""
+
+from __future__ import annotations
+
+import sys
+
+#: The emulated device (the dict ``tilefit capture`` passes), once installed.
+DEVICE = None
+
+#: What ``torch.version.hip`` reads under a HIP target: HIP's version is not a property of the
+#: device, so it is not given as one; code that only asks whether it is set works.
+HIP_VERSION = "tilefit-emulated"
+
+
+class EmulationGap(RuntimeError):
+    """Host code asked for a device value tilefit's table does not have."""
+
+    def __init__(self, what):
+        self.what = what
+        name = (DEVICE or {}).get("key", "the emulated device")
+        super().__init__(
+            f"tilefit's device table has no {what} for {name}: the emulation does not invent one "
+            "(give it in the script, or add it to the table with its source)"
+        )
+
+
+class _Properties:
+    """``torch.cuda.get_device_properties()`` for the emulated device: the table's values; a
+    field it lacks raises :class:`EmulationGap` when read."""
+
+    _FIELDS = {
+        "name": ("name", "the name the device reports"),
+        "major": ("major", "compute capability"),
+        "minor": ("minor", "compute capability"),
+        "multi_processor_count": ("multiprocessor_count", "multiprocessor count"),
+        "warp_size": ("warp_size", "warp size"),
+        "shared_memory_per_block_optin": ("smem_per_block_optin", "opt-in shared memory per block"),
+        "shared_memory_per_multiprocessor": ("smem_per_sm", "shared memory per multiprocessor"),
+        "shared_memory_per_block": ("smem_per_block_default", "default shared memory per block"),
+        "regs_per_multiprocessor": ("regs_per_sm", "registers per multiprocessor"),
+        "max_threads_per_multi_processor": ("max_threads_per_sm", "threads per multiprocessor"),
+        "max_threads_per_block": ("max_threads_per_block", "threads per block"),
+        "total_memory": (None, "total memory"),
+        "L2_cache_size": (None, "L2 cache size"),
+        "uuid": (None, "UUID"),
+        "pci_bus_id": (None, "PCI bus id"),
+        "clock_rate": (None, "clock rate"),
+        "memory_clock_rate": (None, "memory clock rate"),
+        "memory_bus_width": (None, "memory bus width"),
+    }
+
+    def __init__(self, device):
+        self._device = device
+
+    def __getattr__(self, attr):
+        if attr == "gcnArchName":
+            if self._device["backend"] != "hip":
+                raise AttributeError(attr)
+            return self._device["arch"]
+        if attr in ("is_integrated", "is_multi_gpu_board"):
+            raise EmulationGap(attr.replace("_", " "))
+        field = self._FIELDS.get(attr)
+        if field is None:
+            raise AttributeError(f"'_CudaDeviceProperties' object has no attribute '{attr}'")
+        key, what = field
+        value = self._device.get(key) if key else None
+        if value is None:
+            raise EmulationGap(what)
+        return value
+
+    def __repr__(self):
+        d = self._device
+        return (f"_CudaDeviceProperties(name={d.get('name')!r}, major={d['major']}, minor={d['minor']}, "
+                f"multi_processor_count={d.get('multiprocessor_count')}, emulated=True)")
+
+
+class _Stream:
+    """A stream with handle 0: host code that passes ``stream.cuda_stream`` on gets a value."""
+
+    cuda_stream = 0
+    device = None
+
+    def synchronize(self):
+        return None
+
+    def wait_stream(self, _other):
+        return None
+
+    def wait_event(self, _event):
+        return None
+
+    def record_event(self, event=None):
+        return event or _Event()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class _Event:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def record(self, *args, **kwargs):
+        return None
+
+    def synchronize(self):
+        return None
+
+    def wait(self, *args, **kwargs):
+        return None
+
+    def query(self):
+        return True
+
+    def elapsed_time(self, _other):
+        raise EmulationGap("timing (no kernel runs under emulation)")
+
+
+class _DeviceContext:
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _from_torch():
+    """Whether the caller of the patched function is torch itself (which keeps the real answer)."""
+    frame = sys._getframe(2)
+    name = frame.f_globals.get("__name__", "") if frame else ""
+    return name == "torch" or name.startswith("torch.")
+
+
+def _caller_aware(real, emulated):
+    def patched(*args, **kwargs):
+        if _from_torch():
+            return real(*args, **kwargs)
+        return emulated(*args, **kwargs)
+
+    patched.__name__ = getattr(real, "__name__", "patched")
+    patched.__doc__ = f"tilefit emulation of torch.cuda.{patched.__name__}"
+    patched.__wrapped__ = real
+    return patched
+
+
+def _patch_torch(device):
+    import torch
+    import torch.cuda
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    props = _Properties(device)
+    cuda = torch.cuda
+    emulated = {
+        "is_available": lambda: True,
+        "device_count": lambda: 1,
+        "current_device": lambda: 0,
+        "is_initialized": lambda: True,
+        "get_device_capability": lambda device=None: (device_major(), device_minor()),
+        "get_device_name": lambda device=None: props.name,
+        "get_device_properties": lambda device=None: props,
+        "set_device": lambda device: None,
+        "synchronize": lambda device=None: None,
+        "current_stream": lambda device=None: _Stream(),
+        "default_stream": lambda device=None: _Stream(),
+        "get_arch_list": lambda: [device["arch"]],
+        "mem_get_info": lambda device=None: (_ for _ in ()).throw(EmulationGap("free and total memory")),
+        "empty_cache": lambda: None,
+    }
+
+    def device_major():
+        return props.major
+
+    def device_minor():
+        return props.minor
+
+    for name, fake in emulated.items():
+        real = getattr(cuda, name, None)
+        if real is None:
+            setattr(cuda, name, fake)
+        else:
+            setattr(cuda, name, _caller_aware(real, fake))
+    cuda.Stream = _Stream
+    cuda.Event = _Event
+    cuda.stream = _DeviceContext
+    cuda.device = _DeviceContext
+    if device["backend"] == "hip":
+        torch.version.hip = HIP_VERSION
+        torch.version.cuda = None
+    else:
+        torch.version.hip = None
+        if torch.version.cuda is None:
+            torch.version.cuda = HIP_VERSION
+    mode = FakeTensorMode(allow_non_fake_inputs=True)
+    mode.__enter__()
+    return mode
+
+
+class _DeviceUtils:
+    """``driver.active.utils``: the table's values for Triton's device queries."""
+
+    def __init__(self, device):
+        self._device = device
+
+    def get_device_properties(self, _device=0):
+        d = self._device
+        values = {
+            "max_shared_mem": d["smem_per_block_optin"],
+            "multiprocessor_count": d.get("multiprocessor_count"),
+            "max_num_regs": d.get("regs_per_block"),
+            "warpSize": d["warp_size"],
+        }
+        return _TableDict(values, {
+            "sm_clock_rate": "SM clock rate",
+            "mem_clock_rate": "memory clock rate",
+            "mem_bus_width": "memory bus width",
+        })
+
+
+class _TableDict(dict):
+    """A dict whose missing table values raise :class:`EmulationGap` when read."""
+
+    def __init__(self, values, lacking):
+        present = {k: v for k, v in values.items() if v is not None}
+        super().__init__(present)
+        self._lacking = {**{k: k.replace("_", " ") for k, v in values.items() if v is None}, **lacking}
+
+    def __missing__(self, key):
+        if key in self._lacking:
+            raise EmulationGap(self._lacking[key])
+        raise KeyError(key)
+
+
+class EmulatedDriver:
+    """Triton's active driver under emulation: the target of the table, device 0, stream 0. Launches
+    never reach it (``tilefit``'s capture records them first)."""
+
+    def __init__(self, device):
+        from triton.backends.compiler import GPUTarget
+
+        self.device = device
+        self.backend = device["backend"]
+        if self.backend == "hip":
+            self._target = GPUTarget("hip", device["arch"], device["warp_size"])
+        else:
+            self._target = GPUTarget("cuda", device["major"] * 10 + device["minor"], device["warp_size"])
+        self.utils = _DeviceUtils(device)
+
+    def is_active(self):
+        return True
+
+    def get_current_target(self):
+        return self._target
+
+    def get_current_device(self):
+        return 0
+
+    def set_current_device(self, _device):
+        return None
+
+    def get_current_stream(self, _device=None):
+        return 0
+
+    def get_device_capability(self, _device=0):
+        return (self.device["major"], self.device["minor"])
+
+    def get_active_torch_device(self):
+        import torch
+
+        return torch.device("cuda", 0)
+
+    def get_device_interface(self):
+        import torch
+
+        return torch.cuda
+
+    def get_benchmarker(self):
+        return fake_benchmark
+
+    def get_empty_cache_for_benchmark(self):
+        import torch
+
+        return torch.empty(256 * 1024 * 1024 // 4, dtype=torch.int, device="cuda")
+
+    def clear_cache(self, cache):
+        cache.zero_()
+
+    def map_python_to_cpp_type(self, ty):
+        return ty
+
+
+def fake_benchmark(kernel_call, quantiles=None, **_kwargs):
+    """Run the call once (a launch tilefit records, not runs) and report a time of zero."""
+    kernel_call()
+    if quantiles is not None:
+        return [0.0 for _ in quantiles]
+    return 0.0
+
+
+def _patch_triton(device):
+    import triton
+    import triton.testing
+    from triton.runtime import driver
+
+    driver.set_active(EmulatedDriver(device))
+    triton.testing.do_bench = fake_benchmark
+    if hasattr(triton.testing, "do_bench_cudagraph"):
+        triton.testing.do_bench_cudagraph = fake_benchmark
+
+
+def install(device):
+    """Make this process look as if it ran on ``device`` (a dict of the table's values). Call it
+    once, before any user module is imported."""
+    global DEVICE
+    if DEVICE is not None:
+        if DEVICE != device:
+            raise RuntimeError("tilefit's emulation is already installed for another device: use one "
+                               "process per target")
+        return
+    DEVICE = dict(device)
+    _patch_torch(DEVICE)
+    _patch_triton(DEVICE)
+
+
+def stop_reason(error):
+    """Why an exception means the host code needs what emulation does not have (real data, a
+    value the table lacks, a custom op with no shape function); None for any other error."""
+    name = type(error).__name__
+    text = str(error)
+    if isinstance(error, EmulationGap):
+        return str(error)
+    if name == "DataDependentOutputException" or "_local_scalar_dense" in text:
+        return "needs a tensor's values on the host (.item(), .tolist(), a Python bool of a tensor)"
+    if name == "DynamicOutputShapeException":
+        return f"needs real data for an output's shape ({text})"
+    if name == "UnsupportedOperatorException":
+        return (f"calls an op with no shape function ({text}): give the script a stand-in for it "
+                "that only produces shapes")
+    if "doesn't have storage" in text or "FakeTensor" in text or "fake tensor" in text.lower():
+        return f"needs real data: {text.splitlines()[0] if text else name}"
+    if name in ("NotImplementedError",) and "numpy" in text.lower():
+        return f"needs real data: {text}"
+    return None
