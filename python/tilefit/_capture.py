@@ -36,6 +36,7 @@ class Recorder:
         self.launches = []
         self.stopped = []
         self.errors = []
+        self.tests = []
         self.calls = 0
         self._group = []
         self._benchmarking = 0
@@ -66,6 +67,7 @@ class Recorder:
             "stopped": self.stopped,
             "errors": self.errors,
             "calls": self.calls,
+            "tests": self.tests,
         }
 
     def write(self, path):

@@ -3,6 +3,7 @@ device, then run the user's script as ``__main__`` with every launch recorded, a
 records as JSON.
 
     python -m tilefit._capture_main DEVICE.json RECORDS.json SCRIPT.py [ARGS...]
+    python -m tilefit._capture_main DEVICE.json RECORDS.json -m MODULE [ARGS...]
 
 The emulation is in place before the script (and so anything it imports) runs. A call that needs
 what emulation lacks (real data, a value the table does not have) stops there: it is recorded with
@@ -23,6 +24,12 @@ def main(argv):
               file=sys.stderr)
         return 2
     device_file, out, script, *args = argv
+    module = None
+    if script == "-m":
+        if not args:
+            print("tilefit capture: -m needs a module name", file=sys.stderr)
+            return 2
+        module, args = args[0], args[1:]
     with open(device_file, encoding="utf-8") as f:
         device = json.load(f)
     try:
@@ -37,12 +44,19 @@ def main(argv):
     _emulation.install(device)
     recorder = _capture.Recorder(device)
     _capture.install(recorder)
-    recorder.begin_call(os.path.basename(script))
+    recorder.begin_call(module or os.path.basename(script))
     code = 0
-    sys.argv = [script, *args]
-    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    if module:
+        sys.argv = [module, *args]
+        sys.path.insert(0, os.getcwd())
+    else:
+        sys.argv = [script, *args]
+        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
-        runpy.run_path(script, run_name="__main__")
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
     except SystemExit as exit_:
         code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
     except BaseException as error:  # recorded: the report says where and why

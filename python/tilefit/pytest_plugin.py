@@ -8,6 +8,15 @@ session fails, with one line saying why, if any kernel would miss a device, if a
 compile or failed, or if ``tilefit replay`` itself failed, unless ``--tilefit-report-only``. The
 session's Triton cache and the replay's report are removed when it ends. A test that fails with
 Triton's ``OutOfResources`` gets ``tilefit explain``'s reading of the message in its report.
+
+``pytest --tilefit-emulate=rtx-pro-6000,gb10,h100,mi300x`` needs no GPU: the session runs the
+suite once per device under tilefit's device emulation (``tilefit capture --module pytest``, one
+process per device, the emulation in place before any test module is imported), captures every
+launch and compiles it for the device's arch, and prints, per kernel, the devices it would miss.
+A test whose assertions read kernel outputs cannot pass under emulation: it is reported as
+"captured, not checked", never as a failure or a pass. The session's result is the capture's
+gate: it fails where a launch would crash the engine on a device (a fixed config over the budget,
+an autotuned launch none of whose configs fits), unless ``--tilefit-report-only``.
 """
 
 import json
@@ -15,6 +24,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+
+import pytest
 
 _STATE = "_tilefit_state"
 
@@ -28,6 +39,12 @@ def pytest_addoption(parser):
         default=None,
         help="devices or archs to replay every compiled kernel for, comma-separated "
         "(tilefit's names: h100, rtx-pro-6000, gb10, sm_120, gfx942)",
+    )
+    group.addoption(
+        "--tilefit-emulate",
+        default=None,
+        help="devices to run the suite as if on, comma-separated, on a machine with no GPU "
+        "(tilefit's names: rtx-pro-6000, gb10, h100, mi300x, sm_120)",
     )
     group.addoption(
         "--tilefit-report-only",
@@ -78,6 +95,100 @@ class _State:
 
     def remove(self):
         shutil.rmtree(self.folder, ignore_errors=True)
+
+
+def _emulated():
+    """The recorder of this process's emulated run, when pytest runs under ``tilefit capture``."""
+    from tilefit import _capture
+
+    return _capture.RECORDER
+
+
+def _without_emulate(args):
+    """The session's arguments without ``--tilefit-emulate`` (either spelling)."""
+    out, skip = [], False
+    for arg in args:
+        if skip:
+            skip = False
+            continue
+        if arg == "--tilefit-emulate":
+            skip = True
+            continue
+        if arg.startswith("--tilefit-emulate="):
+            continue
+        out.append(arg)
+    return out
+
+
+def pytest_cmdline_main(config):
+    """``--tilefit-emulate``: this process runs no test itself; ``tilefit capture`` runs the suite
+    once per device, and its report and gate are the session's."""
+    devices = config.getoption("--tilefit-emulate")
+    if not devices or _emulated() is not None:
+        return None
+    import sys
+
+    binary = _binary(config)
+    folder = tempfile.mkdtemp(prefix="tilefit-pytest-emulate-")
+    try:
+        report = os.path.join(folder, "capture.json")
+        command = [binary, "capture", "--module", "pytest", "--targets", devices, "--json", report,
+                   "--python", sys.executable]
+        if not config.getoption("--tilefit-report-only"):
+            command += ["--fail-on", "baseline,none-fits"]
+        args = _without_emulate(list(config.invocation_params.args))
+        # The children load this plugin too: by its entry point when it is installed, else by name.
+        loaded_by_entry_point = config.pluginmanager.get_plugin("tilefit") is not None
+        plugin = [] if loaded_by_entry_point else ["-p", "tilefit.pytest_plugin"]
+        run = subprocess.run(command + ["--", *plugin, "-p", "no:cacheprovider", *args],
+                             cwd=str(config.invocation_params.dir), check=False,
+                             capture_output=True, text=True)
+        print(f"tilefit: the suite run as if on {devices}, one process per device")
+        print(run.stdout, end="")
+        if run.returncode not in (0, 1):
+            print(run.stderr.strip())
+        elif run.returncode == 1 and run.stderr.strip():
+            # The gate's line: why the session fails.
+            print(run.stderr.strip().splitlines()[-1])
+        return run.returncode
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def pytest_runtest_protocol(item, nextitem):
+    recorder = _emulated()
+    if recorder is not None:
+        recorder.begin_call(item.nodeid)
+        item._tilefit_first_launch = len(recorder.launches)
+    return None
+
+
+def _emulated_report(item, call, report):
+    """Under emulation: a test that launched kernels and then failed read their outputs (which
+    emulation does not have): captured, not checked; a test stopped where it needed real data is
+    a stop. Either is reported as skipped with why, never as a failure."""
+    recorder = _emulated()
+    launches = len(recorder.launches) - getattr(item, "_tilefit_first_launch", len(recorder.launches))
+    from tilefit import _emulation
+
+    if report.when == "call" or report.failed:
+        if report.failed and call.excinfo is not None:
+            error = call.excinfo.value
+            if launches > 0:
+                outcome = "captured, not checked"
+            elif _emulation.stop_reason(error) is not None:
+                outcome = "stopped"
+                recorder.stop(error, call=item.nodeid)
+            else:
+                outcome = "failed"
+            if outcome != "failed":
+                report.outcome = "skipped"
+                path, line = item.location[0], (item.location[1] or 0) + 1
+                report.longrepr = (path, line, f"tilefit: {outcome} under emulation")
+        else:
+            outcome = "captured, passed" if launches > 0 else ("passed" if report.passed else report.outcome)
+        if report.when == "call" or report.failed:
+            recorder.tests.append({"nodeid": item.nodeid, "outcome": outcome, "launches": launches})
 
 
 def pytest_configure(config):
@@ -229,7 +340,12 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write_line(f"tilefit: failing the session: {state.verdict}", red=True)
 
 
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    outcome = yield
+    if _emulated() is not None:
+        _emulated_report(item, call, outcome.get_result())
+        return
     if call.excinfo is None or call.excinfo.typename != "OutOfResources":
         return
     binary = _find_binary(item.config)

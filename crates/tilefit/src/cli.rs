@@ -313,7 +313,12 @@ pub struct ProbeArgs {
 #[derive(Debug, Args)]
 pub struct CaptureArgs {
     /// The Python script that calls the engine's host code.
-    pub script: PathBuf,
+    #[arg(required_unless_present = "module")]
+    pub script: Option<PathBuf>,
+    /// Run a module as `__main__` instead of a script (`--module pytest -- tests/`: what
+    /// `pytest --tilefit-emulate` runs).
+    #[arg(long, short = 'm', value_name = "MODULE", conflicts_with = "script")]
+    pub module: Option<String>,
     /// The script's own arguments, after `--`.
     #[arg(last = true, value_name = "SCRIPT_ARGS")]
     pub script_args: Vec<String>,

@@ -134,14 +134,34 @@ mod tests {
     #[test]
     fn every_value_comes_from_the_table() {
         let table = DeviceTable::builtin().unwrap();
-        let targets = TargetDevice::resolve(table, &["rtx-pro-6000".to_owned(), "mi300x".to_owned(), "sm_90".to_owned()]).unwrap();
+        let targets = TargetDevice::resolve(
+            table,
+            &[
+                "rtx-pro-6000".to_owned(),
+                "mi300x".to_owned(),
+                "sm_90".to_owned(),
+            ],
+        )
+        .unwrap();
         let rtx = EmulatedDevice::of(table, &targets[0]).unwrap();
-        assert_eq!(rtx.name.as_deref(), Some("NVIDIA RTX PRO 6000 Blackwell Workstation Edition"));
+        assert_eq!(
+            rtx.name.as_deref(),
+            Some("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")
+        );
         assert_eq!((rtx.major, rtx.minor, rtx.backend), (12, 0, "cuda"));
         assert_eq!(rtx.smem_per_block_optin, 101_376);
         assert_eq!(rtx.multiprocessor_count, Some(188));
         let mi = EmulatedDevice::of(table, &targets[1]).unwrap();
-        assert_eq!((mi.arch.as_str(), mi.backend, mi.major, mi.minor, mi.warp_size), ("gfx942", "hip", 9, 4, 64));
+        assert_eq!(
+            (
+                mi.arch.as_str(),
+                mi.backend,
+                mi.major,
+                mi.minor,
+                mi.warp_size
+            ),
+            ("gfx942", "hip", 9, 4, 64)
+        );
         assert_eq!(mi.name.as_deref(), Some("AMD Instinct MI300X"));
         // An arch named alone has no product: no name, no SM count, never invented.
         let sm90 = EmulatedDevice::of(table, &targets[2]).unwrap();

@@ -29,6 +29,21 @@ pub struct Records {
     /// Calls the script made (the script itself, and each `emulate.call`).
     #[serde(default)]
     pub calls: u64,
+    /// Under pytest: each test's outcome under emulation.
+    #[serde(default)]
+    pub tests: Vec<TestOutcome>,
+}
+
+/// One test of a suite run under emulation (`pytest --tilefit-emulate`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TestOutcome {
+    /// The test's node id.
+    pub nodeid: String,
+    /// `passed`, `captured, passed`, `captured, not checked`, `stopped` or `failed`.
+    pub outcome: String,
+    /// Launches it made.
+    #[serde(default)]
+    pub launches: u64,
 }
 
 /// A kernel as captured.
@@ -210,7 +225,10 @@ mod tests {
     use super::*;
 
     fn read_text(name: &str, text: &str) -> String {
-        let path = std::env::temp_dir().join(format!("tilefit-records-{}-{name}.json", std::process::id()));
+        let path = std::env::temp_dir().join(format!(
+            "tilefit-records-{}-{name}.json",
+            std::process::id()
+        ));
         std::fs::write(&path, text).unwrap();
         let error = read(&path).unwrap_err().to_string();
         let _ = std::fs::remove_file(&path);
@@ -223,7 +241,10 @@ mod tests {
             "escape",
             r#"{"launches": [{"kernel": {"file": "a\u001b[31m.py", "function": "k", "line": 1, "digest": "x"}}]}"#,
         );
-        assert!(error.contains("kernel.file") || error.contains("file"), "{error}");
+        assert!(
+            error.contains("kernel.file") || error.contains("file"),
+            "{error}"
+        );
         assert!(!error.contains('\u{1b}'), "{error}");
     }
 

@@ -7,8 +7,8 @@
 //! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
 
 pub mod cache_index;
-pub mod capture;
 pub mod caches;
+pub mod capture;
 pub mod config_files;
 pub mod installed;
 pub mod locate;

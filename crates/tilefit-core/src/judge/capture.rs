@@ -38,11 +38,21 @@ pub fn launch_verdict(
         .count();
     let over = verdicts
         .iter()
-        .filter(|v| matches!(v, Some(VerdictCode::OverBudget | VerdictCode::OverThreadLimit)))
+        .filter(|v| {
+            matches!(
+                v,
+                Some(VerdictCode::OverBudget | VerdictCode::OverThreadLimit)
+            )
+        })
         .count();
     let errors = verdicts
         .iter()
-        .filter(|v| matches!(v, Some(VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget)))
+        .filter(|v| {
+            matches!(
+                v,
+                Some(VerdictCode::CompileError | VerdictCode::UnsupportedOnTarget)
+            )
+        })
         .count();
     let judged = fits + over + errors;
     if judged < verdicts.len() {
@@ -82,10 +92,9 @@ fn file_name(path: &str) -> &str {
 }
 
 fn key_of(launch: &LaunchReport) -> SubjectKey {
-    let site = launch
-        .caller
-        .as_ref()
-        .map_or_else(String::new, |s| format!("{}:{}", file_name(&s.file), s.line));
+    let site = launch.caller.as_ref().map_or_else(String::new, |s| {
+        format!("{}:{}", file_name(&s.file), s.line)
+    });
     SubjectKey::File(format!("{}@{site}", launch.kernel.function))
 }
 
@@ -102,7 +111,10 @@ impl CaptureReport {
                     .iter()
                     .filter_map(|&i| target.compiles.get(i)?.result.as_ref())
                     .filter_map(|r| {
-                        let v = r.verdicts.iter().find(|v| v.device == target.device.device)?;
+                        let v = r
+                            .verdicts
+                            .iter()
+                            .find(|v| v.device == target.device.device)?;
                         Some(format!(
                             "{} > {} (+{})",
                             format_count(r.shared_bytes?),
@@ -116,7 +128,10 @@ impl CaptureReport {
                     key: key_of(launch),
                     device: target.device.device.clone(),
                     detail: if launch.verdict == LaunchVerdict::NoneFits {
-                        format!("none of the {} configs it would try fits", launch.compiles.len())
+                        format!(
+                            "none of the {} configs it would try fits",
+                            launch.compiles.len()
+                        )
                     } else {
                         over.join(", ")
                     },
@@ -143,11 +158,17 @@ impl Findings for CaptureReport {
                     "{} {}",
                     compile.kernel.function,
                     crate::vocab::describe_config(
-                        &config.iter().map(|(k, v)| (k.clone(), v.clone())).collect::<Vec<_>>()
+                        &config
+                            .iter()
+                            .map(|(k, v)| (k.clone(), v.clone()))
+                            .collect::<Vec<_>>()
                     )
                 );
                 let mut keyed = config.clone();
-                keyed.insert("kernel".to_owned(), Value::from(compile.kernel.function.clone()));
+                keyed.insert(
+                    "kernel".to_owned(),
+                    Value::from(compile.kernel.function.clone()),
+                );
                 for v in result
                     .verdicts
                     .iter()

@@ -262,8 +262,8 @@ impl Findings for ProbeReport {
                         key: entry.key.clone(),
                     };
                     found.push(Miss {
-                    site: None,
-                    kernel_site: None,
+                        site: None,
+                        kernel_site: None,
                         entry: Some((file.path.clone(), entry.key.clone())),
                         subject: listing.to_string(),
                         key: SubjectKey::Entry(listing),

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
-use crate::input::capture::{CapturedArg, CapturedKernel, ScriptError, Site, Stopped};
+use crate::input::capture::{CapturedArg, CapturedKernel, ScriptError, Site, Stopped, TestOutcome};
 
 /// The report's schema version.
 pub const CAPTURE_SCHEMA_VERSION: u32 = 1;
@@ -28,7 +28,7 @@ pub struct CaptureReport {
     pub triton_version: String,
     /// Its Python.
     pub python_version: String,
-    /// The script.
+    /// The script (or `-m MODULE`).
     pub script: String,
     /// Its arguments.
     pub script_args: Vec<String>,
@@ -55,6 +55,9 @@ pub struct TargetCapture {
     pub launches: Vec<LaunchReport>,
     /// The distinct compiles the launches make.
     pub compiles: Vec<CompileReport>,
+    /// Under pytest: each test's outcome.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests: Vec<TestOutcome>,
     /// Why the run gave no records, when it gave none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -67,8 +70,8 @@ pub struct LaunchReport {
     pub kernel: CapturedKernel,
     /// The launching line.
     pub caller: Option<Site>,
-    /// The script's call.
-    pub call: Option<String>,
+    /// The script's calls (under pytest: the tests) that made it.
+    pub calls: Vec<String>,
     /// How many times it was made.
     pub count: u64,
     /// For an autotuned launch: configs listed and configs tried after pruning.

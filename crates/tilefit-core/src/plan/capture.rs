@@ -33,8 +33,8 @@ pub struct PlannedLaunch {
     pub kernel: CapturedKernel,
     /// The launching line.
     pub caller: Option<Site>,
-    /// The script's call it belongs to.
-    pub call: Option<String>,
+    /// The script's calls (tests) that made it.
+    pub calls: Vec<String>,
     /// `Some((configs in the list, configs tried))` for an autotuned launch.
     pub autotune: Option<(u64, u64)>,
     /// The compiles it makes (indexes into [`Planned::compiles`]); empty when unsupported.
@@ -96,7 +96,9 @@ pub fn plan(records: &Records) -> Planned {
         if let Some(role) = &launch.autotune {
             if let Some(&at) = groups.get(&role.group) {
                 let (entry, _) = &mut planned.launches[at];
-                entry.compiles.extend(compile.filter(|c| !entry.compiles.contains(c)));
+                entry
+                    .compiles
+                    .extend(compile.filter(|c| !entry.compiles.contains(c)));
                 if entry.unsupported.is_none() {
                     entry.unsupported = why;
                 }
@@ -107,7 +109,7 @@ pub fn plan(records: &Records) -> Planned {
         let entry = PlannedLaunch {
             kernel: launch.kernel.clone(),
             caller: launch.caller.clone(),
-            call: launch.call.clone(),
+            calls: launch.call.iter().cloned().collect(),
             autotune: launch.autotune.as_ref().map(|r| (r.configs, r.tried)),
             compiles: compile.into_iter().collect(),
             grid: launch.grid.clone(),
@@ -115,11 +117,28 @@ pub fn plan(records: &Records) -> Planned {
         };
         planned.launches.push((entry, 1));
     }
-    // The same launch made again (a loop, a second layer) is one row with a count.
+    // The same launch made again (a loop, a second layer, another test) is one row with a
+    // count and the calls that made it.
     let mut merged: Vec<(PlannedLaunch, u64)> = Vec::new();
     for (launch, count) in planned.launches.drain(..) {
-        match merged.iter_mut().find(|(l, _)| *l == launch) {
-            Some((_, n)) => *n += count,
+        let same = |l: &PlannedLaunch| {
+            PlannedLaunch {
+                calls: Vec::new(),
+                ..l.clone()
+            } == PlannedLaunch {
+                calls: Vec::new(),
+                ..launch.clone()
+            }
+        };
+        match merged.iter_mut().find(|(l, _)| same(l)) {
+            Some((l, n)) => {
+                *n += count;
+                for call in launch.calls {
+                    if !l.calls.contains(&call) {
+                        l.calls.push(call);
+                    }
+                }
+            }
             None => merged.push((launch, count)),
         }
     }

@@ -3,6 +3,7 @@
 //! the calls that stopped and the script's errors. Every value that came from the script's
 //! process is escaped before it is drawn.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use super::exporter::Exporter;
@@ -10,7 +11,9 @@ use super::markdown::{Markdown, escape as md};
 use super::terminal::{Terminal, table};
 use crate::escape::control;
 use crate::judge::capture::config_of;
-use crate::model::capture::{CaptureReport, LaunchReport, LaunchVerdict, TargetCapture};
+use crate::model::capture::{
+    CaptureReport, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
+};
 use crate::units::format_count;
 use crate::vocab::describe_config;
 
@@ -18,8 +21,71 @@ fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 
+/// Per kernel, the constexprs whose values differ between its compiles (on any target): with the
+/// options, what a row shows of a config.
+fn varying(report: &CaptureReport) -> BTreeMap<String, BTreeSet<String>> {
+    let mut values: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for compile in report.targets.iter().flat_map(|t| &t.compiles) {
+        for (key, value) in &compile.constexprs {
+            values
+                .entry((compile.kernel.function.clone(), key.clone()))
+                .or_default()
+                .insert(value.to_string());
+        }
+    }
+    let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for ((kernel, key), seen) in values {
+        let entry = out.entry(kernel).or_default();
+        if seen.len() > 1 {
+            entry.insert(key);
+        }
+    }
+    out
+}
+
+/// A compile's config as a row shows it: the kernel's varying constexprs, then its options.
+fn shown_config(compile: &CompileReport, varying: &BTreeMap<String, BTreeSet<String>>) -> String {
+    let keys = varying.get(&compile.kernel.function);
+    let mut config: Vec<(String, serde_json::Value)> = compile
+        .constexprs
+        .iter()
+        .filter(|(k, _)| keys.is_some_and(|keys| keys.contains(*k)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    config.extend(compile.options.iter().map(|(k, v)| (k.clone(), v.clone())));
+    if config.is_empty() {
+        config = config_of(compile).into_iter().collect();
+    }
+    describe_config(&config)
+}
+
+/// A compile's bytes on `device`, with how far over when over.
+fn shown_bytes(compile: &CompileReport, device: &str) -> String {
+    match (&compile.result, &compile.error) {
+        (Some(r), _) => {
+            let Some(bytes) = r.shared_bytes else {
+                return serde_json::to_value(r.status)
+                    .ok()
+                    .and_then(|v| v.as_str().map(str::to_owned))
+                    .unwrap_or_default();
+            };
+            let over = r
+                .verdicts
+                .iter()
+                .find(|v| v.device == device)
+                .and_then(|v| v.over_by);
+            match over {
+                Some(by) => format!("{} (+{})", format_count(bytes), format_count(by)),
+                None => format_count(bytes),
+            }
+        }
+        (None, Some(_)) => "not compiled".to_owned(),
+        (None, None) => "-".to_owned(),
+    }
+}
+
 /// The rows of one target's launches.
-fn rows(target: &TargetCapture) -> Vec<Vec<String>> {
+fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
     let mut rows = Vec::new();
     for launch in &target.launches {
         let site = launch.caller.as_ref().map_or_else(
@@ -32,19 +98,15 @@ fn rows(target: &TargetCapture) -> Vec<Vec<String>> {
             let Some(compile) = target.compiles.get(i) else {
                 continue;
             };
-            let config: Vec<(String, serde_json::Value)> =
-                config_of(compile).into_iter().collect();
-            configs.push(describe_config(&config));
-            bytes.push(match (&compile.result, &compile.error) {
-                (Some(r), _) => r
-                    .shared_bytes
-                    .map_or_else(|| serde_json::to_value(r.status).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default(), format_count),
-                (None, Some(_)) => "not compiled".to_owned(),
-                (None, None) => "-".to_owned(),
-            });
+            configs.push(shown_config(compile, varying));
+            bytes.push(shown_bytes(compile, &target.device.device));
         }
         let config = match (&launch.autotune, configs.len()) {
-            (Some(a), _) => format!("autotuned: {} of {} configs tried", a.tried.max(configs.len() as u64), a.configs),
+            (Some(a), _) => format!(
+                "autotuned: {} of {} configs tried",
+                a.tried.max(configs.len() as u64),
+                a.configs
+            ),
             (None, 1) => configs.remove(0),
             (None, _) => configs.join("; "),
         };
@@ -73,7 +135,11 @@ fn rows(target: &TargetCapture) -> Vec<Vec<String>> {
 }
 
 fn heading(target: &TargetCapture) -> String {
-    let name = target.emulated.name.as_deref().unwrap_or("no reported name");
+    let name = target
+        .emulated
+        .name
+        .as_deref()
+        .unwrap_or("no reported name");
     format!(
         "{} ({}, {} bytes per block): {} launches, {} calls stopped, {} errors",
         target.device.device,
@@ -86,6 +152,19 @@ fn heading(target: &TargetCapture) -> String {
 }
 
 fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
+    if !target.tests.is_empty() {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for test in &target.tests {
+            *counts.entry(test.outcome.as_str()).or_default() += 1;
+        }
+        let parts: Vec<String> = counts.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        let _ = writeln!(
+            out,
+            "{prefix}{} tests: {}",
+            target.tests.len(),
+            control(&parts.join("; "))
+        );
+    }
     if let Some(failure) = &target.failure {
         let _ = writeln!(out, "{prefix}the run gave no records: {}", control(failure));
     }
@@ -127,6 +206,23 @@ fn crash_count(report: &CaptureReport) -> usize {
         .count()
 }
 
+/// Per kernel, the devices where a launch of it would crash the engine.
+fn misses(report: &CaptureReport) -> Vec<String> {
+    let mut by_kernel: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for target in &report.targets {
+        for launch in target.launches.iter().filter(|l| l.verdict.crashes()) {
+            let devices = by_kernel.entry(launch.kernel.function.clone()).or_default();
+            if !devices.contains(&target.device.device) {
+                devices.push(target.device.device.clone());
+            }
+        }
+    }
+    by_kernel
+        .into_iter()
+        .map(|(kernel, devices)| format!("{kernel} would miss {}", devices.join(", ")))
+        .collect()
+}
+
 fn summary(report: &CaptureReport) -> String {
     let launches: Vec<&LaunchReport> = report.targets.iter().flat_map(|t| &t.launches).collect();
     let calls: u64 = report.targets.iter().map(|t| t.calls).sum();
@@ -143,6 +239,7 @@ fn summary(report: &CaptureReport) -> String {
 
 impl Exporter<CaptureReport> for Terminal {
     fn export(&self, report: &CaptureReport) -> String {
+        let varying = varying(report);
         let mut out = format!(
             "tilefit capture: {} (Triton {})\n",
             control(&report.script),
@@ -151,17 +248,22 @@ impl Exporter<CaptureReport> for Terminal {
         for target in &report.targets {
             let _ = writeln!(out, "\n{}", control(&heading(target)));
             if !target.launches.is_empty() {
-                out.push_str(&table(&HEADER, &rows(target), &[3], "  "));
+                out.push_str(&table(&HEADER, &rows(target, &varying), &[3], "  "));
             }
             notes(target, &mut out, "  ");
         }
-        let _ = writeln!(out, "\n{}", summary(report));
+        let _ = writeln!(out);
+        for line in misses(report) {
+            let _ = writeln!(out, "{}", control(&line));
+        }
+        let _ = writeln!(out, "{}", summary(report));
         out
     }
 }
 
 impl Exporter<CaptureReport> for Markdown {
     fn export(&self, report: &CaptureReport) -> String {
+        let varying = varying(report);
         let mut out = format!(
             "## tilefit capture: `{}` (Triton {})\n",
             md(&report.script),
@@ -172,7 +274,7 @@ impl Exporter<CaptureReport> for Markdown {
             if !target.launches.is_empty() {
                 let _ = writeln!(out, "| {} |", HEADER.join(" | "));
                 let _ = writeln!(out, "|{}", "---|".repeat(HEADER.len()));
-                for row in rows(target) {
+                for row in rows(target, &varying) {
                     let cells: Vec<String> = row.iter().map(|c| md(c)).collect();
                     let _ = writeln!(out, "| {} |", cells.join(" | "));
                 }
@@ -180,6 +282,10 @@ impl Exporter<CaptureReport> for Markdown {
             let mut text = String::new();
             notes(target, &mut text, "- ");
             out.push_str(&md(&text).replace("\\n", "\n"));
+        }
+        let _ = writeln!(out);
+        for line in misses(report) {
+            let _ = writeln!(out, "- {}", md(&line));
         }
         let _ = writeln!(out, "\n{}", summary(report));
         out

@@ -38,8 +38,8 @@ impl Exporter<Outcome> for GithubAnnotations {
         let mut rest = 0;
         for finding in outcome.findings() {
             // A captured launch's finding is annotated at its launching line and at its kernel.
-            let places = std::iter::once(finding.location.as_ref())
-                .chain(finding.also.as_ref().map(Some));
+            let places =
+                std::iter::once(finding.location.as_ref()).chain(finding.also.as_ref().map(Some));
             for location in places {
                 if lines.len() == MAX_ANNOTATIONS {
                     rest += 1;

@@ -27,17 +27,50 @@ use crate::plan::capture::{Compile, plan, spec_groups, spec_toml};
 
 /// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
 pub const PACKAGE: &[(&str, &str)] = &[
-    ("__init__.py", include_str!("../../../../python/tilefit/__init__.py")),
-    ("_capture.py", include_str!("../../../../python/tilefit/_capture.py")),
-    ("_capture_main.py", include_str!("../../../../python/tilefit/_capture_main.py")),
-    ("_choices.py", include_str!("../../../../python/tilefit/_choices.py")),
-    ("_device.py", include_str!("../../../../python/tilefit/_device.py")),
-    ("_emulation.py", include_str!("../../../../python/tilefit/_emulation.py")),
-    ("_errors.py", include_str!("../../../../python/tilefit/_errors.py")),
-    ("_fit.py", include_str!("../../../../python/tilefit/_fit.py")),
-    ("_prune.py", include_str!("../../../../python/tilefit/_prune.py")),
-    ("emulate.py", include_str!("../../../../python/tilefit/emulate.py")),
-    ("pytest_plugin.py", include_str!("../../../../python/tilefit/pytest_plugin.py")),
+    (
+        "__init__.py",
+        include_str!("../../../../python/tilefit/__init__.py"),
+    ),
+    (
+        "_capture.py",
+        include_str!("../../../../python/tilefit/_capture.py"),
+    ),
+    (
+        "_capture_main.py",
+        include_str!("../../../../python/tilefit/_capture_main.py"),
+    ),
+    (
+        "_choices.py",
+        include_str!("../../../../python/tilefit/_choices.py"),
+    ),
+    (
+        "_device.py",
+        include_str!("../../../../python/tilefit/_device.py"),
+    ),
+    (
+        "_emulation.py",
+        include_str!("../../../../python/tilefit/_emulation.py"),
+    ),
+    (
+        "_errors.py",
+        include_str!("../../../../python/tilefit/_errors.py"),
+    ),
+    (
+        "_fit.py",
+        include_str!("../../../../python/tilefit/_fit.py"),
+    ),
+    (
+        "_prune.py",
+        include_str!("../../../../python/tilefit/_prune.py"),
+    ),
+    (
+        "emulate.py",
+        include_str!("../../../../python/tilefit/emulate.py"),
+    ),
+    (
+        "pytest_plugin.py",
+        include_str!("../../../../python/tilefit/pytest_plugin.py"),
+    ),
 ];
 
 /// The exit code `_capture_main` gives when its Python cannot import torch.
@@ -82,8 +115,10 @@ impl crate::hint::Hint for CaptureError {
 
 /// What to capture.
 pub struct CaptureRun<'a> {
-    /// The script.
+    /// The script; with `module`, ignored.
     pub script: &'a Path,
+    /// Run this module as `__main__` instead of a script (`pytest`).
+    pub module: Option<&'a str>,
     /// Its arguments.
     pub args: &'a [String],
     /// The targets, each run in its own process.
@@ -127,7 +162,10 @@ fn run_target(
         .arg("tilefit._capture_main")
         .arg(&device_file)
         .arg(&records_file)
-        .arg(run.script)
+        .args(match run.module {
+            Some(module) => vec!["-m".into(), std::ffi::OsString::from(module)],
+            None => vec![run.script.as_os_str().to_owned()],
+        })
         .args(run.args)
         .env("PYTHONPATH", python_path)
         // Triton's own cache stays in the scratch: nothing is compiled, but imports may look.
@@ -136,7 +174,12 @@ fn run_target(
         .output();
     let output = match output {
         Ok(output) => output,
-        Err(e) => return Ok(Err(format!("cannot start {}: {e}", toolchain.python.display()))),
+        Err(e) => {
+            return Ok(Err(format!(
+                "cannot start {}: {e}",
+                toolchain.python.display()
+            )));
+        }
     };
     if output.status.code() == Some(NO_TORCH) {
         return Err(CaptureError::NoTorch {
@@ -176,7 +219,11 @@ fn compile_one(
         result: None,
         error: None,
     };
-    let text = spec_toml(&[compile], &[target.device.clone()], "captured by tilefit capture");
+    let text = spec_toml(
+        &[compile],
+        &[target.device.clone()],
+        "captured by tilefit capture",
+    );
     let path = scratch.join(format!("{name}.toml"));
     if let Err(e) = std::fs::write(&path, &text) {
         report.error = Some(format!("cannot write {}: {e}", path.display()));
@@ -185,7 +232,13 @@ fn compile_one(
     let outcome = spec::parse(&text, &path)
         .map_err(crate::run::probe::ProbeError::from)
         .and_then(|spec| {
-            crate::run::probe::probe(&spec, std::slice::from_ref(target), toolchain, settings, on_event)
+            crate::run::probe::probe(
+                &spec,
+                std::slice::from_ref(target),
+                toolchain,
+                settings,
+                on_event,
+            )
         });
     match outcome {
         Ok(probe) => report.result = probe.results.into_iter().next(),
@@ -210,20 +263,25 @@ pub fn capture(
     on_note: &mut dyn FnMut(String),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<CaptureReport, CaptureError> {
-    std::fs::metadata(run.script)
-        .map_err(|e| CaptureError::Script(run.script.display().to_string(), e))?;
+    if run.module.is_none() {
+        std::fs::metadata(run.script)
+            .map_err(|e| CaptureError::Script(run.script.display().to_string(), e))?;
+    }
+    let shown = match run.module {
+        Some(module) => format!("-m {module}"),
+        None => run.script.display().to_string(),
+    };
     let table = DeviceTable::builtin()?;
     let scratch = Scratch::new(&settings.cache_dir, "capture");
     let dir = scratch.path().to_path_buf();
-    write_package(&dir.join("py")).map_err(|e| CaptureError::Scratch(dir.display().to_string(), e))?;
+    write_package(&dir.join("py"))
+        .map_err(|e| CaptureError::Scratch(dir.display().to_string(), e))?;
     let mut targets = Vec::new();
     for (index, target) in run.targets.iter().enumerate() {
         let emulated = EmulatedDevice::of(table, target)?;
         on_note(format!(
             "tilefit: running {} as if on {} ({})",
-            run.script.display(),
-            target.device,
-            target.arch
+            shown, target.device, target.arch
         ));
         let records = run_target(toolchain, &dir, run, index, &emulated)?;
         let mut report = TargetCapture {
@@ -235,6 +293,7 @@ pub fn capture(
             errors: Vec::new(),
             launches: Vec::new(),
             compiles: Vec::new(),
+            tests: Vec::new(),
             failure: None,
         };
         let records = match records {
@@ -250,24 +309,36 @@ pub fn capture(
         report.calls = records.calls;
         report.stopped = records.stopped.clone();
         report.errors = records.errors.clone();
+        report.tests = records.tests.clone();
         report.compiles = planned
             .compiles
             .iter()
             .enumerate()
             .map(|(i, c)| {
-                compile_one(c, target, toolchain, settings, &dir, &format!("spec-{index}-{i}"), on_event)
+                compile_one(
+                    c,
+                    target,
+                    toolchain,
+                    settings,
+                    &dir,
+                    &format!("spec-{index}-{i}"),
+                    on_event,
+                )
             })
             .collect();
         report.launches = planned
             .launches
             .iter()
             .map(|(launch, count)| {
-                let compiles: Vec<&CompileReport> =
-                    launch.compiles.iter().filter_map(|&i| report.compiles.get(i)).collect();
+                let compiles: Vec<&CompileReport> = launch
+                    .compiles
+                    .iter()
+                    .filter_map(|&i| report.compiles.get(i))
+                    .collect();
                 LaunchReport {
                     kernel: launch.kernel.clone(),
                     caller: launch.caller.clone(),
-                    call: launch.call.clone(),
+                    calls: launch.calls.clone(),
                     count: *count,
                     autotune: launch
                         .autotune
@@ -292,7 +363,7 @@ pub fn capture(
         tool: ToolInfo::current(),
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
-        script: run.script.display().to_string(),
+        script: shown,
         script_args: run.args.to_vec(),
         targets,
     })
@@ -339,7 +410,10 @@ pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
             }
         }
         let function = &members[0].kernel.function;
-        let taken = files.iter().filter(|(n, _)| n.starts_with(function.as_str())).count();
+        let taken = files
+            .iter()
+            .filter(|(n, _)| n.starts_with(function.as_str()))
+            .count();
         let name = if taken == 0 {
             format!("{function}.toml")
         } else {
@@ -376,6 +450,9 @@ mod tests {
             .collect();
         files.sort();
         let embedded: Vec<String> = PACKAGE.iter().map(|(n, _)| (*n).to_owned()).collect();
-        assert_eq!(embedded, files, "list every file of python/tilefit in run::capture::PACKAGE");
+        assert_eq!(
+            embedded, files,
+            "list every file of python/tilefit in run::capture::PACKAGE"
+        );
     }
 }

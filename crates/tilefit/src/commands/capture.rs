@@ -28,7 +28,8 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     let toolchain = toolchains::select(&wanted, None, &mut on_note)?;
     let mut on_event = |event: Event| progress.event(event);
     let run = capture::CaptureRun {
-        script: &args.script,
+        script: args.script.as_deref().unwrap_or(std::path::Path::new("")),
+        module: args.module.as_deref(),
         args: &args.script_args,
         targets: &targets,
     };
