@@ -1,6 +1,7 @@
 //! CLI tests: run the real `tilefit` binary and check exit code, stdout and stderr as a user
 //! sees them.
 
+mod capture;
 mod devices;
 mod explain;
 mod extract;
@@ -93,6 +94,56 @@ pub fn python() -> &'static Path {
         )
         .expect("provisioning Triton for the tests (set TILEFIT_PYTHON to use an existing one)")
         .python
+    })
+}
+
+/// The torch release the emulation tests pin (PyPI's build; it imports on a machine with no GPU,
+/// and brings the Triton it was built with).
+pub const EMULATION_TORCH: &str = "2.11.0";
+
+/// The Python with torch that `tilefit capture` tests run scripts with: `TILEFIT_EMULATE_PYTHON`
+/// when set (CI sets it), else a virtual environment with torch and pytest under tilefit's cache,
+/// made once (the real thing either way: torch's FakeTensor and Triton's compiler).
+pub fn emulate_python() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| {
+        if let Some(python) = std::env::var_os("TILEFIT_EMULATE_PYTHON") {
+            return PathBuf::from(python);
+        }
+        let cache = tilefit_core::compile::toolchain::default_cache_dir();
+        let venv = cache.join(format!("test-emulation-torch-{EMULATION_TORCH}"));
+        let python = venv.join("bin/python");
+        let ready = |python: &Path| {
+            Command::new(python)
+                .args(["-c", "import torch, pytest"])
+                .output()
+                .is_ok_and(|o| o.status.success())
+        };
+        if ready(&python) {
+            return python;
+        }
+        let staging = cache.join(format!(".staging-test-emulation-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&staging);
+        let made = Command::new("python3")
+            .args(["-m", "venv"])
+            .arg(&staging)
+            .status()
+            .expect("python3 makes a venv for the emulation tests");
+        assert!(made.success(), "python3 -m venv failed");
+        let installed = Command::new(staging.join("bin/python"))
+            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+            .arg(format!("torch=={EMULATION_TORCH}"))
+            .arg("pytest")
+            .status()
+            .expect("pip runs");
+        assert!(
+            installed.success(),
+            "installing torch for the emulation tests (set TILEFIT_EMULATE_PYTHON to a Python with torch)"
+        );
+        let _ = std::fs::remove_dir_all(&venv);
+        std::fs::rename(&staging, &venv).expect("moving the emulation venv in place");
+        assert!(ready(&python), "the emulation venv does not import torch and pytest");
+        python
     })
 }
 

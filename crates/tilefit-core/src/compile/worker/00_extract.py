@@ -45,13 +45,41 @@ def _bound_names(node):
     return names
 
 
+def _loads(node):
+    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+
+
 def _used_names(node):
-    """The names a statement reads (for a function: its decorators, defaults, annotations and
-    body; names bound only inside the function still count, which at worst keeps a module-level
-    name of the same spelling)."""
+    """The module-level names a statement reads. For a function: what its decorators, defaults and
+    annotations read, and what its body reads that the function does not bind itself (a parameter
+    or a local named like a module-level value, `a = torch.randn(...)` beside a kernel's own `a`,
+    is not the module's)."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         return set()
-    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return _loads(node)
+    outer = set()
+    for part in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
+        outer |= _loads(part)
+    arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+    arguments += [a for a in (node.args.vararg, node.args.kwarg) if a]
+    for arg in arguments:
+        if arg.annotation is not None:
+            outer |= _loads(arg.annotation)
+    if node.returns is not None:
+        outer |= _loads(node.returns)
+    declared = {name for sub in ast.walk(node) if isinstance(sub, (ast.Global, ast.Nonlocal)) for name in sub.names}
+    local = {a.arg for a in arguments}
+    for statement in node.body:
+        for sub in ast.walk(statement):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, (ast.Store, ast.Del)):
+                local.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                local.add(sub.name)
+    body = set()
+    for statement in node.body:
+        body |= _loads(statement)
+    return outer | (body - (local - declared))
 
 
 def _import_failure(node, error):

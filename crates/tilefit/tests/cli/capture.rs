@@ -1,0 +1,407 @@
+//! `tilefit capture` and `pytest --tilefit-emulate`: scripts and a suite written here run under
+//! the emulated device with the real torch (FakeTensor) and the real Triton compiler, on this
+//! machine with no GPU.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Run, emulate_python, scratch, tilefit_with};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/capture")
+        .join(name)
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+}
+
+/// `tilefit capture SCRIPT --targets T --json FILE [extra] -- [script args]` with the emulation
+/// Python, and the JSON report.
+fn capture(script: &Path, targets: &str, extra: &[&str], script_args: &[&str]) -> (Run, Value) {
+    let cache = scratch(&format!(
+        "capture-{}-{}",
+        script.file_stem().unwrap().to_string_lossy(),
+        targets.replace(',', "-")
+    ));
+    let json = cache.join("report.json");
+    let python = emulate_python().to_str().unwrap();
+    let mut args = vec![
+        "capture",
+        script.to_str().unwrap(),
+        "--targets",
+        targets,
+        "--python",
+        python,
+        "--jobs",
+        "2",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    args.push("--");
+    args.extend(script_args);
+    let run = tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", &cache)]);
+    let report = std::fs::read_to_string(&json)
+        .map(|t| serde_json::from_str(&t).unwrap())
+        .unwrap_or_else(|_| panic!("no report: {}\n{}", run.stderr, run.stdout));
+    (run, report)
+}
+
+fn target<'a>(report: &'a Value, device: &str) -> &'a Value {
+    report["targets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["device"]["device"] == device)
+        .unwrap_or_else(|| panic!("no {device} in {report}"))
+}
+
+fn launches<'a>(report: &'a Value, device: &str, kernel: &str) -> Vec<&'a Value> {
+    target(report, device)["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["kernel"]["function"] == kernel)
+        .collect()
+}
+
+/// The compiles a launch makes on `device`.
+fn compiles<'a>(report: &'a Value, device: &str, launch: &Value) -> Vec<&'a Value> {
+    let t = target(report, device);
+    launch["compiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &t["compiles"][i.as_u64().unwrap() as usize])
+        .collect()
+}
+
+#[test]
+fn the_emulated_device_answers_from_the_table_per_backend() {
+    let out = scratch("capture-props-out");
+    let (run, report) = capture(
+        &fixture("props.py"),
+        "rtx-pro-6000,mi300x,sm_90",
+        &[],
+        &[out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let read = |key: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(out.join(format!("{key}.json"))).unwrap())
+            .unwrap()
+    };
+    let rtx = read("rtx-pro-6000");
+    assert_eq!(rtx["is_available"], true);
+    assert_eq!(rtx["capability"], serde_json::json!([12, 0]));
+    assert_eq!(
+        rtx["device_name"],
+        "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+    );
+    assert_eq!(rtx["props"]["shared_memory_per_block_optin"], 101_376);
+    assert_eq!(rtx["props"]["shared_memory_per_multiprocessor"], 102_400);
+    assert_eq!(rtx["props"]["multi_processor_count"], 188);
+    assert_eq!(rtx["props"]["warp_size"], 32);
+    assert_eq!(rtx["triton_props"]["max_shared_mem"], 101_376);
+    assert_eq!(rtx["triton_props"]["warpSize"], 32);
+    assert_eq!(rtx["target"], serde_json::json!(["cuda", 120, 32]));
+    assert_eq!(rtx["version_hip"], Value::Null);
+    assert_eq!(rtx["gcnArchName"], Value::Null);
+    // A value the table lacks is the emulation's error naming it, never a number.
+    let l2 = rtx["props"]["L2_cache_size"].as_str().unwrap();
+    assert!(
+        l2.starts_with("EmulationGap") && l2.contains("L2 cache size"),
+        "{l2}"
+    );
+    // Tensors on "cuda": shapes, strides, views and fp8 dtypes, no storage.
+    assert_eq!(rtx["tensor"]["device"], "cuda:0");
+    assert_eq!(rtx["tensor"]["is_cuda"], true);
+    assert_eq!(rtx["tensor"]["view_stride"], serde_json::json!([128, 1]));
+    assert_eq!(rtx["tensor"]["view_offset"], 144);
+
+    let mi = read("mi300x");
+    assert_eq!(mi["capability"], serde_json::json!([9, 4]));
+    assert_eq!(mi["device_name"], "AMD Instinct MI300X");
+    assert_eq!(mi["gcnArchName"], "gfx942");
+    assert_eq!(mi["props"]["warp_size"], 64);
+    assert_eq!(mi["props"]["shared_memory_per_block_optin"], 65_536);
+    assert_eq!(mi["triton_props"]["max_shared_mem"], 65_536);
+    assert_eq!(mi["target"], serde_json::json!(["hip", "gfx942", 64]));
+    assert_eq!(mi["version_cuda"], Value::Null);
+    assert!(mi["version_hip"].is_string());
+
+    // An arch named alone has no product: no name, no SM count.
+    let sm90 = read("sm_90");
+    assert_eq!(sm90["capability"], serde_json::json!([9, 0]));
+    assert!(
+        sm90["device_name"]
+            .as_str()
+            .unwrap()
+            .contains("the name the device reports"),
+        "{sm90}"
+    );
+    assert!(
+        sm90["props"]["multi_processor_count"]
+            .as_str()
+            .unwrap()
+            .starts_with("EmulationGap")
+    );
+    assert_eq!(sm90["props"]["shared_memory_per_block_optin"], 232_448);
+    assert_eq!(target(&report, "sm_90")["emulated"]["name"], Value::Null);
+}
+
+#[test]
+fn launches_through_jit_heuristics_and_pruned_autotune_are_captured_and_judged() {
+    let (run, report) = capture(&fixture("kernels.py"), "rtx-pro-6000,a100", &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(report["kind"], "capture");
+
+    // A module-level capability read saw each emulated device: 256-wide on sm_120, 128 on sm_80.
+    let copy_block = |device: &str| {
+        let first = launches(&report, device, "copy")[0];
+        compiles(&report, device, first)[0]["constexprs"]["BLOCK"].clone()
+    };
+    assert_eq!(copy_block("rtx-pro-6000"), 256);
+    assert_eq!(copy_block("a100"), 128);
+
+    // @triton.heuristics: the value it computes is captured with the launch's own.
+    let scaled = launches(&report, "rtx-pro-6000", "scaled")[0];
+    let compile = compiles(&report, "rtx-pro-6000", scaled)[0];
+    assert_eq!(compile["constexprs"]["EVEN"], true);
+    assert_eq!(compile["args"]["scale"]["type"], "fp32");
+    assert_eq!(
+        compile["args"]["x_ptr"],
+        serde_json::json!({"type": "*fp32", "aligned": true})
+    );
+
+    // @triton.autotune with early_config_prune: 2 of its 3 configs are tried (BLOCK_K=256 > K
+    // goes); on sm_120 one of them is over, so the autotuner skips it.
+    let matmul = launches(&report, "rtx-pro-6000", "matmul")[0];
+    assert_eq!(
+        matmul["autotune"],
+        serde_json::json!({"configs": 3, "tried": 2})
+    );
+    let tried = compiles(&report, "rtx-pro-6000", matmul);
+    assert_eq!(tried.len(), 2);
+    assert!(tried.iter().all(|c| c["constexprs"]["BLOCK_K"] != 256));
+    assert_eq!(matmul["verdict"], "some-skipped");
+    // None of deep_matmul's configs fits sm_120: the engine crashes there; all fit sm_80.
+    let deep = launches(&report, "rtx-pro-6000", "deep_matmul")[0];
+    assert_eq!(deep["verdict"], "none-fits");
+    for c in compiles(&report, "rtx-pro-6000", deep) {
+        assert!(
+            c["result"]["shared_bytes"].as_u64().unwrap() > 101_376,
+            "{c}"
+        );
+    }
+    assert_eq!(
+        launches(&report, "a100", "deep_matmul")[0]["verdict"],
+        "fits"
+    );
+    assert!(
+        run.stdout.contains("deep_matmul would miss rtx-pro-6000"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("none would fit: the engine crashes here"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("some don't: the autotuner skips them"),
+        "{}",
+        run.stdout
+    );
+
+    // A view one element in is not 16-byte aligned, as a real launch's pointer would not be.
+    let last = launches(&report, "rtx-pro-6000", "copy");
+    let unaligned = compiles(&report, "rtx-pro-6000", last.last().unwrap())[0];
+    assert_eq!(unaligned["args"]["x_ptr"]["aligned"], false);
+    assert_eq!(unaligned["args"]["n"]["value"], 4095);
+}
+
+#[test]
+fn a_call_stopped_at_item_names_its_line_and_the_script_goes_on() {
+    let (run, report) = capture(&fixture("kernels.py"), "h100", &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let h100 = target(&report, "h100");
+    let stopped = h100["stopped"].as_array().unwrap();
+    assert_eq!(stopped.len(), 1, "{h100}");
+    let source = std::fs::read_to_string(fixture("kernels.py")).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.contains("total = int("))
+        .unwrap()
+        + 1;
+    assert_eq!(stopped[0]["line"], line);
+    assert_eq!(stopped[0]["call"], "reads a value on the host");
+    assert!(stopped[0]["reason"].as_str().unwrap().contains(".item()"));
+    // The launch after the stopped call was captured: the script went on.
+    assert_eq!(launches(&report, "h100", "copy").len(), 2);
+    assert_eq!(h100["calls"], 2);
+    assert!(
+        run.stdout
+            .contains(&format!("stopped at kernels.py:{line}")),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn the_gate_fails_at_the_launching_line_and_annotates_the_kernel_too() {
+    let (run, _) = capture(
+        &fixture("kernels.py"),
+        "rtx-pro-6000",
+        &[
+            "--fail-on",
+            "baseline,none-fits",
+            "--output-format",
+            "github",
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stderr, run.stdout);
+    let annotations: Vec<&str> = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("::error"))
+        .collect();
+    let source = std::fs::read_to_string(fixture("kernels.py")).unwrap();
+    let launch_line = source
+        .lines()
+        .position(|l| l.starts_with("deep_matmul[grid]"))
+        .unwrap()
+        + 1;
+    assert!(
+        annotations
+            .iter()
+            .any(|a| a.contains("kernels.py") && a.contains(&format!("line={launch_line},"))),
+        "{annotations:?}"
+    );
+    let kernel_line = source
+        .lines()
+        .position(|l| l.starts_with("@triton.autotune("))
+        .map(|i| i + 1);
+    assert!(annotations.len() >= 2, "{annotations:?}");
+    assert!(kernel_line.is_some());
+    assert!(
+        run.stderr
+            .contains("lists leave a device with no config that fits"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn the_emitted_spec_probes_to_the_captured_bytes() {
+    let specs = scratch("capture-emitted-specs");
+    let (run, report) = capture(
+        &fixture("kernels.py"),
+        "rtx-pro-6000",
+        &["--emit-spec", specs.to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let spec = specs.join("deep_matmul.toml");
+    let text = std::fs::read_to_string(&spec).unwrap();
+    assert!(text.contains("num_stages = [5, 6]"), "{text}");
+    let cache = scratch("capture-emitted-probe");
+    let probed = super::json_of(&super::probe(
+        spec.to_str().unwrap(),
+        &cache,
+        &["--json", "-"],
+    ));
+    let t = target(&report, "rtx-pro-6000");
+    let captured: Vec<u64> = t["compiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["kernel"]["function"] == "deep_matmul")
+        .map(|c| c["result"]["shared_bytes"].as_u64().unwrap())
+        .collect();
+    let mut swept: Vec<u64> = probed["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["shared_bytes"].as_u64().unwrap())
+        .collect();
+    swept.sort_unstable();
+    let mut captured_sorted = captured.clone();
+    captured_sorted.sort_unstable();
+    assert_eq!(swept, captured_sorted, "{probed}");
+}
+
+#[test]
+fn a_python_without_torch_is_a_clear_error() {
+    let cache = scratch("capture-no-torch");
+    let python = super::python().to_str().unwrap();
+    let has_torch = std::process::Command::new(python)
+        .args(["-c", "import torch"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if has_torch {
+        return;
+    }
+    let run = tilefit_with(
+        &[
+            "capture",
+            fixture("kernels.py").to_str().unwrap(),
+            "--targets",
+            "h100",
+            "--python",
+            python,
+        ],
+        None,
+        &[("TILEFIT_CACHE_DIR", &cache)],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("cannot import torch"), "{}", run.stderr);
+    assert!(run.stderr.contains("pip install torch"), "{}", run.stderr);
+}
+
+#[test]
+fn pytest_emulates_each_device_and_reports_what_it_would_miss() {
+    let cache = scratch("capture-pytest");
+    let suite = repo().join("python/emulate_suite");
+    let out = std::process::Command::new(emulate_python())
+        .args([
+            "-m",
+            "pytest",
+            "-p",
+            "tilefit.pytest_plugin",
+            "--tilefit-emulate=rtx-pro-6000,a100",
+        ])
+        .arg(&suite)
+        .arg("--tilefit-bin")
+        .arg(env!("CARGO_BIN_EXE_tilefit"))
+        .env("PYTHONPATH", repo().join("python"))
+        .env("TILEFIT_CACHE_DIR", &cache)
+        .current_dir(&cache)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("tile_sum would miss rtx-pro-6000"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("131,072 (+29,696)"), "{stdout}");
+    assert!(
+        stdout.contains("1 captured, not checked; 1 captured, passed"),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("would miss a100"), "{stdout}");
+    assert!(stdout.contains("gate failed"), "{stdout}");
+}
