@@ -46,10 +46,16 @@ fn varying(report: &CaptureReport) -> BTreeMap<String, BTreeSet<String>> {
 /// A compile's config as a row shows it: the kernel's varying constexprs, then its options.
 fn shown_config(compile: &CompileReport, varying: &BTreeMap<String, BTreeSet<String>>) -> String {
     let keys = varying.get(&compile.kernel.function);
+    // What varies between the kernel's compiles, and its tile sizes (`BLOCK_*`, `TILE_*`), which
+    // a reader looks for first.
+    let tile = |k: &str| {
+        let upper = k.to_ascii_uppercase();
+        upper.starts_with("BLOCK") || upper.starts_with("TILE")
+    };
     let mut config: Vec<(String, serde_json::Value)> = compile
         .constexprs
         .iter()
-        .filter(|(k, _)| keys.is_some_and(|keys| keys.contains(*k)))
+        .filter(|(k, _)| keys.is_some_and(|keys| keys.contains(*k)) || (tile(k) && keys.is_none_or(|keys| keys.is_empty())))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     config.extend(compile.options.iter().map(|(k, v)| (k.clone(), v.clone())));
