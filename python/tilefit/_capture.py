@@ -247,7 +247,9 @@ def _grid(grid, bound):
 def capture_run(jit, args, kwargs, grid, warmup):
     """Record one launch of ``jit`` (a JITFunction) with the launch's own values."""
     recorder = RECORDER
-    caller = _user_frame(sys._getframe(1))
+    # Inside an autotuned launch, the launching line is where the autotuner was called.
+    outer = recorder._group[0] if recorder and recorder._group else None
+    caller = outer["caller"] if outer and outer.get("caller") else _user_frame(sys._getframe(1))
     record = {
         "kernel": _kernel_info(jit),
         "caller": {"file": caller[0], "line": caller[1]} if caller else None,
@@ -256,7 +258,8 @@ def capture_run(jit, args, kwargs, grid, warmup):
     }
     group = recorder._group[-1] if recorder and recorder._group else None
     if group is not None:
-        record["autotune"] = {"group": group["id"], "role": "candidate" if recorder._benchmarking else "chosen"}
+        benchmarking = recorder._benchmarking or _emulation.BENCHMARKING[0]
+        record["autotune"] = {"group": group["id"], "role": "candidate" if benchmarking else "chosen"}
     try:
         params = {p.name: p for p in jit.params}
         options = {k: v for k, v in kwargs.items() if k not in params and k not in _NOT_OPTIONS}
@@ -294,11 +297,12 @@ def _autotuned_run(original):
         if recorder is None:
             return original(self, *args, **kwargs)
         recorder._next_group += 1
-        group = {"id": recorder._next_group}
+        group = {"id": recorder._next_group, "caller": _user_frame(sys._getframe(1))}
         recorder._group.append(group)
         start = len(recorder.launches)
         # Every call tries its pruned configs afresh: a cached choice would hide them.
-        self.cache = {}
+        if isinstance(getattr(self, "cache", None), dict):
+            self.cache = {}
         if hasattr(self, "cache_results"):
             self.cache_results = False
         try:
@@ -345,3 +349,11 @@ def install(recorder):
     JITFunction.run = run
     autotuner.Autotuner.run = _autotuned_run(autotuner.Autotuner.run)
     autotuner.Autotuner._bench = _autotuned_bench(autotuner.Autotuner._bench)
+
+    # An engine's own Autotuner subclass (FlagGems' LibTuner) that overrides `run` is wrapped the
+    # same way when it is defined, so the configs it tries are one launch's, not launches.
+    def wrap_subclass(cls, **kwargs):
+        if "run" in cls.__dict__:
+            cls.run = _autotuned_run(cls.__dict__["run"])
+
+    autotuner.Autotuner.__init_subclass__ = classmethod(wrap_subclass)

@@ -309,9 +309,18 @@ class EmulatedDriver:
         return ty
 
 
+#: How deep this process is inside a benchmark call: launches made there are configs an autotuner
+#: tries, not launches the engine makes.
+BENCHMARKING = [0]
+
+
 def fake_benchmark(kernel_call, quantiles=None, **_kwargs):
     """Run the call once (a launch tilefit records, not runs) and report a time of zero."""
-    kernel_call()
+    BENCHMARKING[0] += 1
+    try:
+        kernel_call()
+    finally:
+        BENCHMARKING[0] -= 1
     if quantiles is not None:
         return [0.0 for _ in quantiles]
     return 0.0

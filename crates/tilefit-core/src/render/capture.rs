@@ -55,7 +55,10 @@ fn shown_config(compile: &CompileReport, varying: &BTreeMap<String, BTreeSet<Str
     let mut config: Vec<(String, serde_json::Value)> = compile
         .constexprs
         .iter()
-        .filter(|(k, _)| keys.is_some_and(|keys| keys.contains(*k)) || (tile(k) && keys.is_none_or(|keys| keys.is_empty())))
+        .filter(|(k, _)| {
+            keys.is_some_and(|keys| keys.contains(*k))
+                || (tile(k) && keys.is_none_or(|keys| keys.is_empty()))
+        })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();
     config.extend(compile.options.iter().map(|(k, v)| (k.clone(), v.clone())));

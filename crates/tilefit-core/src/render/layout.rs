@@ -380,13 +380,21 @@ pub(crate) fn footer(report: &ProbeReport) -> String {
     let s = &report.stats;
     let loaded = match &report.kernel.loaded {
         Some(l) if l.how == "extract" => format!(
-            "{} extracted from its file ({} module-level names ran{}). ",
+            "{} extracted from its file ({} module-level names ran{}{}). ",
             report.kernel.function,
             l.names.len(),
             l.import_error
                 .as_ref()
                 .map(|e| format!("; the plain import failed: {e}"))
-                .unwrap_or_default()
+                .unwrap_or_default(),
+            if l.peeled.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    "; {} taken off the kernel (they do not evaluate here), compiling the @triton.jit function they wrap",
+                    l.peeled.join(", ")
+                )
+            }
         ),
         _ => String::new(),
     };

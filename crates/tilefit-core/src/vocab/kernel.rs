@@ -200,6 +200,10 @@ pub struct Loaded {
     /// Why the plain import failed, when extraction stood in for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub import_error: Option<String>,
+    /// Extracted: the decorators taken off the kernel because they do not evaluate here
+    /// (`@libentry()`), outermost first; the kernel compiled is what they wrap.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub peeled: Vec<String>,
 }
 
 /// What a kernel's inspection says.

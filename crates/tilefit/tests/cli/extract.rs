@@ -309,3 +309,54 @@ fn module_names_an_installed_package_s_module() {
     assert_eq!(run.code, 2);
     assert!(run.stderr.contains("[kernel].module"), "{}", run.stderr);
 }
+
+#[test]
+fn wrappers_that_do_not_evaluate_are_taken_off_down_to_the_jit_function() {
+    let cache = scratch("extract-wrapped-cache");
+    let run = probe(
+        &fixture("extract/wrapped_kernel.toml"),
+        &cache,
+        &["--json", "-"],
+    );
+    let report = json_of(&run);
+    let loaded = &report["kernel"]["loaded"];
+    assert_eq!(loaded["how"], "extract", "{loaded}");
+    let peeled: Vec<&str> = loaded["peeled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert_eq!(peeled.len(), 2, "{peeled:?}");
+    assert_eq!(peeled[0], "@libentry()");
+    assert!(
+        peeled[1].starts_with("@libtuner(configs=runtime.get_tuned_config('mm')"),
+        "{peeled:?}"
+    );
+    // The kernel compiled is the one they wrap: the same bytes as the bare @triton.jit copy.
+    let dir = scratch("extract-wrapped-bare");
+    let text = std::fs::read_to_string(fixture("extract/wrapped_kernel.py")).unwrap();
+    let bare: String = text
+        .lines()
+        .filter(|l| !l.starts_with("@lib") && !l.starts_with("from flag_gems_like"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(dir.join("wrapped_kernel.py"), bare).unwrap();
+    std::fs::copy(
+        fixture("extract/wrapped_kernel.toml"),
+        dir.join("wrapped_kernel.toml"),
+    )
+    .unwrap();
+    let plain = json_of(&probe(
+        dir.join("wrapped_kernel.toml").to_str().unwrap(),
+        &cache,
+        &["--json", "-"],
+    ));
+    assert_eq!(
+        plain["kernel"]["loaded"]["how"], "import",
+        "{}",
+        plain["kernel"]
+    );
+    assert_eq!(bytes(&report), bytes(&plain));
+    assert!(bytes(&report).iter().all(|(_, _, b)| b.is_some()));
+}

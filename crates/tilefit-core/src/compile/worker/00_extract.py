@@ -135,6 +135,8 @@ def extract(path, function, given=None):
     sys.modules[module.__name__] = module
     failed = {}
     ran = []
+    peeled = []
+    replaced = {}
     digest = hashlib.sha256()
     digest.update(repr(sorted((k, repr(v)) for k, v in given.items())).encode())
     for index in sorted(wanted):
@@ -153,6 +155,12 @@ def extract(path, function, given=None):
         try:
             exec(code, namespace)
         except Exception as error:
+            stripped = _peel(node, namespace, path, future)
+            if stripped is not None:
+                replaced[index], taken_off = stripped
+                peeled.extend(taken_off)
+                ran.extend(names)
+                continue
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 reason = _import_failure(node, error)
             else:
@@ -165,7 +173,8 @@ def extract(path, function, given=None):
                     failed[name] = (node.lineno, reason)
             continue
         ran.extend(names)
-    needed = _needed_failures(statements, defines, wanted, failed, function, given)
+    needed = _needed_failures([replaced.get(i, node) for i, node in enumerate(statements)], defines, wanted,
+                              failed, function, given)
     if needed:
         name, (line, reason) = needed[0]
         file_name = path.rsplit("/", 1)[-1]
@@ -173,7 +182,40 @@ def extract(path, function, given=None):
             needed) > 1 else ""
         raise ExtractError(f"`{name}` ({file_name}:{line}) {reason}: give it in [globals] or install the "
                            f"package{more}")
-    return namespace, ran, digest.hexdigest()
+    return namespace, ran, digest.hexdigest(), peeled
+
+
+def _is_jit(decorator):
+    """`@triton.jit`, `@jit`, `@triton.jit(...)`."""
+    target = decorator.func if isinstance(decorator, ast.Call) else decorator
+    if isinstance(target, ast.Attribute):
+        return target.attr == "jit"
+    return isinstance(target, ast.Name) and target.id == "jit"
+
+
+def _peel(node, namespace, path, future):
+    """A kernel under wrappers that do not evaluate here (FlagGems' `@libentry()` and
+    `@libtuner(configs=runtime.get_tuned_config(...))`, an engine's own `Autotuner` subclass):
+    define it with the outermost decorators taken off, one at a time, down to its `@triton.jit`.
+    Returns the statement as defined and the decorators taken off, or None when that does not
+    define it."""
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None
+    decorators = list(node.decorator_list)
+    jit = [i for i, d in enumerate(decorators) if _is_jit(d)]
+    if not jit:
+        return None
+    for cut in range(1, jit[-1] + 1):
+        trimmed = ast.copy_location(type(node)(**{**{f: getattr(node, f) for f in node._fields},
+                                                  "decorator_list": decorators[cut:]}), node)
+        try:
+            code = compile(ast.Module(body=[trimmed], type_ignores=[]), path, "exec", flags=future,
+                           dont_inherit=True)
+            exec(code, namespace)
+        except Exception:
+            continue
+        return trimmed, ["@" + ast.unparse(d) for d in decorators[:cut]]
+    return None
 
 
 def _needed_failures(statements, defines, wanted, failed, function, given):

@@ -44,7 +44,7 @@ def load_function(path, name, load="auto", given=None, module_name=None):
                 module = None
         if module is None:
             try:
-                namespace, names, digest = extract(path, name, values)
+                namespace, names, digest, peeled = extract(path, name, values)
             except ExtractError as error:
                 why = f"; the plain import failed: {loaded['import_error']}" if "import_error" in loaded else ""
                 raise JobError("bad-kernel", f"{error}{why}")
@@ -52,6 +52,8 @@ def load_function(path, name, load="auto", given=None, module_name=None):
                 raise JobError("bad-kernel", f"{path}:{error.lineno}: syntax error: {error.msg}")
             module = types.SimpleNamespace(**{k: v for k, v in namespace.items() if not k.startswith("__")})
             loaded.update({"how": "extract", "names": names, "digest": digest})
+            if peeled:
+                loaded["peeled"] = peeled
         cached = (module, loaded)
         _modules[key] = cached
     module, loaded = cached
