@@ -22,8 +22,11 @@ def tile_sum(x_ptr, out_ptr, n, stride, BLOCK: tl.constexpr):
     acc = tl.zeros([BLOCK, BLOCK], dtype=tl.float32)
     for k in range(0, n, BLOCK):
         cols = k + tl.arange(0, BLOCK)
-        tile = tl.load(x_ptr + rows[:, None] * stride + cols[None, :],
-                       mask=(rows[:, None] < n) & (cols[None, :] < n), other=0.0)
+        tile = tl.load(
+            x_ptr + rows[:, None] * stride + cols[None, :],
+            mask=(rows[:, None] < n) & (cols[None, :] < n),
+            other=0.0,
+        )
         acc += tl.dot(tile, tile)
     tl.store(out_ptr + rows, tl.sum(acc, axis=1), mask=rows < n)
 
@@ -32,7 +35,9 @@ def launch(x):
     block = 128 if CAPABILITY[0] > 8 else 64
     out = torch.empty(x.shape[0], dtype=torch.float32, device=x.device)
     grid = (triton.cdiv(x.shape[0], block),)
-    tile_sum[grid](x, out, x.shape[0], x.stride(0), BLOCK=block, num_warps=8, num_stages=2)
+    tile_sum[grid](
+        x, out, x.shape[0], x.stride(0), BLOCK=block, num_warps=8, num_stages=2
+    )
     return out
 
 

@@ -49,12 +49,15 @@ class Recorder:
 
     def stop(self, error, call=None):
         frame = _user_frame(error.__traceback__)
-        self.stopped.append({
-            "call": call or self.current_call,
-            "file": frame[0] if frame else None,
-            "line": frame[1] if frame else None,
-            "reason": _emulation.stop_reason(error) or f"{type(error).__name__}: {error}",
-        })
+        self.stopped.append(
+            {
+                "call": call or self.current_call,
+                "file": frame[0] if frame else None,
+                "line": frame[1] if frame else None,
+                "reason": _emulation.stop_reason(error)
+                or f"{type(error).__name__}: {error}",
+            }
+        )
 
     def as_json(self):
         import torch
@@ -62,7 +65,11 @@ class Recorder:
 
         return {
             "device": self.device,
-            "versions": {"python": sys.version.split()[0], "torch": torch.__version__, "triton": triton.__version__},
+            "versions": {
+                "python": sys.version.split()[0],
+                "torch": torch.__version__,
+                "triton": triton.__version__,
+            },
             "launches": self.launches,
             "stopped": self.stopped,
             "errors": self.errors,
@@ -105,9 +112,7 @@ def _is_user(frame):
     if top in ("torch", "triton", "runpy", "importlib", "_pytest", "pytest", "pluggy"):
         return False
     filename = os.path.abspath(frame.f_code.co_filename)
-    if filename.startswith(_OWN) or filename.startswith("<"):
-        return False
-    return True
+    return not (filename.startswith(_OWN) or filename.startswith("<"))
 
 
 def _dtype_type(dtype):
@@ -126,8 +131,11 @@ def _constexpr(value):
         return value
     if isinstance(value, tl.dtype):
         for name in dir(tl):
-            if getattr(tl, name, None) is value or (isinstance(getattr(tl, name, None), tl.dtype)
-                                                   and getattr(tl, name) == value and not name.startswith("_")):
+            if getattr(tl, name, None) is value or (
+                isinstance(getattr(tl, name, None), tl.dtype)
+                and getattr(tl, name) == value
+                and not name.startswith("_")
+            ):
                 return f"tl.{name}"
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         raise _Unsupported("a tensor passed as a constexpr")
@@ -146,9 +154,9 @@ def _argument(name, value):
     if isinstance(value, bool):
         return {"type": "u1", "value": value}
     if isinstance(value, int):
-        if -2**31 <= value < 2**31:
+        if -(2**31) <= value < 2**31:
             kind = "i32"
-        elif -2**63 <= value < 2**63:
+        elif -(2**63) <= value < 2**63:
             kind = "i64"
         else:
             kind = "u64"
@@ -166,7 +174,9 @@ def _argument(name, value):
     if hasattr(value, "dtype") and hasattr(value, "storage_offset"):
         device = getattr(value, "device", None)
         if device is not None and device.type not in ("cuda", "hip"):
-            raise _Unsupported(f"argument `{name}` is a {device.type} tensor: Triton needs it on the GPU")
+            raise _Unsupported(
+                f"argument `{name}` is a {device.type} tensor: Triton needs it on the GPU"
+            )
         # A tensor's storage starts where the caching allocator put it (at least 512-byte
         # aligned), so its data pointer is 16-byte aligned exactly when its offset is.
         offset = value.storage_offset() * value.element_size()
@@ -199,8 +209,13 @@ def _kernel_info(jit):
 def _unwrap(obj):
     seen = 0
     while obj is not None and hasattr(obj, "fn") and seen < 8:
-        if type(obj).__name__ == "JITFunction" or hasattr(obj, "params") and hasattr(obj, "arg_names") \
-                and not hasattr(obj, "configs") and not hasattr(obj, "values"):
+        if (
+            type(obj).__name__ == "JITFunction"
+            or hasattr(obj, "params")
+            and hasattr(obj, "arg_names")
+            and not hasattr(obj, "configs")
+            and not hasattr(obj, "values")
+        ):
             return obj
         obj = obj.fn
         seen += 1
@@ -249,7 +264,11 @@ def capture_run(jit, args, kwargs, grid, warmup):
     recorder = RECORDER
     # Inside an autotuned launch, the launching line is where the autotuner was called.
     outer = recorder._group[0] if recorder and recorder._group else None
-    caller = outer["caller"] if outer and outer.get("caller") else _user_frame(sys._getframe(1))
+    caller = (
+        outer["caller"]
+        if outer and outer.get("caller")
+        else _user_frame(sys._getframe(1))
+    )
     record = {
         "kernel": _kernel_info(jit),
         "caller": {"file": caller[0], "line": caller[1]} if caller else None,
@@ -259,10 +278,15 @@ def capture_run(jit, args, kwargs, grid, warmup):
     group = recorder._group[-1] if recorder and recorder._group else None
     if group is not None:
         benchmarking = recorder._benchmarking or _emulation.BENCHMARKING[0]
-        record["autotune"] = {"group": group["id"], "role": "candidate" if benchmarking else "chosen"}
+        record["autotune"] = {
+            "group": group["id"],
+            "role": "candidate" if benchmarking else "chosen",
+        }
     try:
         params = {p.name: p for p in jit.params}
-        options = {k: v for k, v in kwargs.items() if k not in params and k not in _NOT_OPTIONS}
+        options = {
+            k: v for k, v in kwargs.items() if k not in params and k not in _NOT_OPTIONS
+        }
         passed = {k: v for k, v in kwargs.items() if k in params}
         bound = jit.signature.bind_partial(*args, **passed)
         values = dict(bound.arguments)
@@ -281,14 +305,15 @@ def capture_run(jit, args, kwargs, grid, warmup):
                 arguments[param.name] = _argument(param.name, value)
         record["args"] = arguments
         record["constexprs"] = constexprs
-        record["options"] = {k: _constexpr(v) for k, v in options.items() if v is not None}
+        record["options"] = {
+            k: _constexpr(v) for k, v in options.items() if v is not None
+        }
         record["globals"] = _globals(jit)
         record["grid"] = None if warmup else _grid(grid, values)
     except _Unsupported as why:
         record["unsupported"] = str(why)
     if recorder is not None:
         recorder.launches.append(record)
-    return None
 
 
 def _autotuned_run(original):
@@ -310,15 +335,26 @@ def _autotuned_run(original):
         finally:
             recorder._group.pop()
             mine = recorder.launches[start:]
-            candidates = [r for r in mine if r.get("autotune", {}).get("group") == group["id"]
-                          and r["autotune"]["role"] == "candidate"]
+            candidates = [
+                r
+                for r in mine
+                if r.get("autotune", {}).get("group") == group["id"]
+                and r["autotune"]["role"] == "candidate"
+            ]
             if candidates:
-                recorder.launches[start:] = [r for r in mine if not (
-                    r.get("autotune", {}).get("group") == group["id"] and r["autotune"]["role"] == "chosen")]
+                recorder.launches[start:] = [
+                    r
+                    for r in mine
+                    if not (
+                        r.get("autotune", {}).get("group") == group["id"]
+                        and r["autotune"]["role"] == "chosen"
+                    )
+                ]
             for r in mine:
                 if r.get("autotune", {}).get("group") == group["id"]:
                     r["autotune"]["configs"] = len(getattr(self, "configs", []) or [])
                     r["autotune"]["tried"] = max(len(candidates), 1)
+
     return run
 
 
@@ -333,6 +369,7 @@ def _autotuned_bench(original):
         finally:
             if recorder is not None:
                 recorder._benchmarking -= 1
+
     return bench
 
 

@@ -20,8 +20,10 @@ import traceback
 
 def main(argv):
     if len(argv) < 3:
-        print("usage: python -m tilefit._capture_main DEVICE.json RECORDS.json SCRIPT.py [ARGS...]",
-              file=sys.stderr)
+        print(
+            "usage: python -m tilefit._capture_main DEVICE.json RECORDS.json SCRIPT.py [ARGS...]",
+            file=sys.stderr,
+        )
         return 2
     device_file, out, script, *args = argv
     module = None
@@ -35,9 +37,12 @@ def main(argv):
     try:
         import torch  # noqa: F401
     except ImportError as error:
-        print(f"tilefit capture: this Python ({sys.executable}) cannot import torch ({error}): "
-              "install it with `pip install torch` (the CPU-only machine needs no GPU, only the "
-              "package)", file=sys.stderr)
+        print(
+            f"tilefit capture: this Python ({sys.executable}) cannot import torch ({error}): "
+            "install it with `pip install torch` (the CPU-only machine needs no GPU, only the "
+            "package)",
+            file=sys.stderr,
+        )
         return 3
     from tilefit import _capture, _emulation
 
@@ -58,16 +63,22 @@ def main(argv):
         else:
             runpy.run_path(script, run_name="__main__")
     except SystemExit as exit_:
-        code = exit_.code if isinstance(exit_.code, int) else (0 if exit_.code is None else 1)
-    except BaseException as error:  # recorded: the report says where and why
+        code = (
+            exit_.code
+            if isinstance(exit_.code, int)
+            else (0 if exit_.code is None else 1)
+        )
+    except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
         if _emulation.stop_reason(error) is not None:
             recorder.stop(error)
         else:
-            recorder.errors.append({
-                "call": recorder.current_call,
-                "error": f"{type(error).__name__}: {error}",
-                "traceback": traceback.format_exc(limit=-12),
-            })
+            recorder.errors.append(
+                {
+                    "call": recorder.current_call,
+                    "error": f"{type(error).__name__}: {error}",
+                    "traceback": traceback.format_exc(limit=-12),
+                }
+            )
             code = 1
     finally:
         recorder.write(out)

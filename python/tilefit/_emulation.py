@@ -18,6 +18,7 @@ table, on a machine with no GPU (``tilefit capture``, ``pytest --tilefit-emulate
 from __future__ import annotations
 
 import sys
+from typing import ClassVar
 
 #: The emulated device (the dict ``tilefit capture`` passes), once installed.
 DEVICE = None
@@ -43,17 +44,29 @@ class _Properties:
     """``torch.cuda.get_device_properties()`` for the emulated device: the table's values; a
     field it lacks raises :class:`EmulationGap` when read."""
 
-    _FIELDS = {
+    _FIELDS: ClassVar[dict] = {
         "name": ("name", "the name the device reports"),
         "major": ("major", "compute capability"),
         "minor": ("minor", "compute capability"),
         "multi_processor_count": ("multiprocessor_count", "multiprocessor count"),
         "warp_size": ("warp_size", "warp size"),
-        "shared_memory_per_block_optin": ("smem_per_block_optin", "opt-in shared memory per block"),
-        "shared_memory_per_multiprocessor": ("smem_per_sm", "shared memory per multiprocessor"),
-        "shared_memory_per_block": ("smem_per_block_default", "default shared memory per block"),
+        "shared_memory_per_block_optin": (
+            "smem_per_block_optin",
+            "opt-in shared memory per block",
+        ),
+        "shared_memory_per_multiprocessor": (
+            "smem_per_sm",
+            "shared memory per multiprocessor",
+        ),
+        "shared_memory_per_block": (
+            "smem_per_block_default",
+            "default shared memory per block",
+        ),
         "regs_per_multiprocessor": ("regs_per_sm", "registers per multiprocessor"),
-        "max_threads_per_multi_processor": ("max_threads_per_sm", "threads per multiprocessor"),
+        "max_threads_per_multi_processor": (
+            "max_threads_per_sm",
+            "threads per multiprocessor",
+        ),
         "max_threads_per_block": ("max_threads_per_block", "threads per block"),
         "total_memory": (None, "total memory"),
         "L2_cache_size": (None, "L2 cache size"),
@@ -76,7 +89,9 @@ class _Properties:
             raise EmulationGap(attr.replace("_", " "))
         field = self._FIELDS.get(attr)
         if field is None:
-            raise AttributeError(f"'_CudaDeviceProperties' object has no attribute '{attr}'")
+            raise AttributeError(
+                f"'_CudaDeviceProperties' object has no attribute '{attr}'"
+            )
         key, what = field
         value = self._device.get(key) if key else None
         if value is None:
@@ -85,8 +100,10 @@ class _Properties:
 
     def __repr__(self):
         d = self._device
-        return (f"_CudaDeviceProperties(name={d.get('name')!r}, major={d['major']}, minor={d['minor']}, "
-                f"multi_processor_count={d.get('multiprocessor_count')}, emulated=True)")
+        return (
+            f"_CudaDeviceProperties(name={d.get('name')!r}, major={d['major']}, minor={d['minor']}, "
+            f"multi_processor_count={d.get('multiprocessor_count')}, emulated=True)"
+        )
 
 
 class _Stream:
@@ -184,7 +201,9 @@ def _patch_torch(device):
         "current_stream": lambda device=None: _Stream(),
         "default_stream": lambda device=None: _Stream(),
         "get_arch_list": lambda: [device["arch"]],
-        "mem_get_info": lambda device=None: (_ for _ in ()).throw(EmulationGap("free and total memory")),
+        "mem_get_info": lambda device=None: (_ for _ in ()).throw(
+            EmulationGap("free and total memory")
+        ),
         "empty_cache": lambda: None,
     }
 
@@ -230,11 +249,14 @@ class _DeviceUtils:
             "max_num_regs": d.get("regs_per_block"),
             "warpSize": d["warp_size"],
         }
-        return _TableDict(values, {
-            "sm_clock_rate": "SM clock rate",
-            "mem_clock_rate": "memory clock rate",
-            "mem_bus_width": "memory bus width",
-        })
+        return _TableDict(
+            values,
+            {
+                "sm_clock_rate": "SM clock rate",
+                "mem_clock_rate": "memory clock rate",
+                "mem_bus_width": "memory bus width",
+            },
+        )
 
 
 class _TableDict(dict):
@@ -243,7 +265,10 @@ class _TableDict(dict):
     def __init__(self, values, lacking):
         present = {k: v for k, v in values.items() if v is not None}
         super().__init__(present)
-        self._lacking = {**{k: k.replace("_", " ") for k, v in values.items() if v is None}, **lacking}
+        self._lacking = {
+            **{k: k.replace("_", " ") for k, v in values.items() if v is None},
+            **lacking,
+        }
 
     def __missing__(self, key):
         if key in self._lacking:
@@ -263,7 +288,9 @@ class EmulatedDriver:
         if self.backend == "hip":
             self._target = GPUTarget("hip", device["arch"], device["warp_size"])
         else:
-            self._target = GPUTarget("cuda", device["major"] * 10 + device["minor"], device["warp_size"])
+            self._target = GPUTarget(
+                "cuda", device["major"] * 10 + device["minor"], device["warp_size"]
+            )
         self.utils = _DeviceUtils(device)
 
     def is_active(self):
@@ -343,8 +370,10 @@ def install(device):
     global DEVICE
     if DEVICE is not None:
         if DEVICE != device:
-            raise RuntimeError("tilefit's emulation is already installed for another device: use one "
-                               "process per target")
+            raise RuntimeError(
+                "tilefit's emulation is already installed for another device: use one "
+                "process per target"
+            )
         return
     DEVICE = dict(device)
     _patch_torch(DEVICE)
@@ -363,9 +392,15 @@ def stop_reason(error):
     if name == "DynamicOutputShapeException":
         return f"needs real data for an output's shape ({text})"
     if name == "UnsupportedOperatorException":
-        return (f"calls an op with no shape function ({text}): give the script a stand-in for it "
-                "that only produces shapes")
-    if "doesn't have storage" in text or "FakeTensor" in text or "fake tensor" in text.lower():
+        return (
+            f"calls an op with no shape function ({text}): give the script a stand-in for it "
+            "that only produces shapes"
+        )
+    if (
+        "doesn't have storage" in text
+        or "FakeTensor" in text
+        or "fake tensor" in text.lower()
+    ):
         return f"needs real data: {text.splitlines()[0] if text else name}"
     if name in ("NotImplementedError",) and "numpy" in text.lower():
         return f"needs real data: {text}"

@@ -79,7 +79,11 @@ class Platform:
     def fp8_dtype(self):
         import torch
 
-        return torch.float8_e4m3fnuz if self.is_rocm() and self._fnuz() else torch.float8_e4m3fn
+        return (
+            torch.float8_e4m3fnuz
+            if self.is_rocm() and self._fnuz()
+            else torch.float8_e4m3fn
+        )
 
     def _fnuz(self):
         import torch
@@ -124,7 +128,7 @@ def stand_in(name, **attributes):
             parent = types.ModuleType(parent_name)
             parent.__path__ = []
             sys.modules[parent_name] = parent
-        child = sys.modules[".".join(parts[:i + 1])]
+        child = sys.modules[".".join(parts[: i + 1])]
         if not hasattr(parent, parts[i]):
             setattr(parent, parts[i], child)
     return module

@@ -132,17 +132,31 @@ def pytest_cmdline_main(config):
     folder = tempfile.mkdtemp(prefix="tilefit-pytest-emulate-")
     try:
         report = os.path.join(folder, "capture.json")
-        command = [binary, "capture", "--module", "pytest", "--targets", devices, "--json", report,
-                   "--python", sys.executable]
+        command = [
+            binary,
+            "capture",
+            "--module",
+            "pytest",
+            "--targets",
+            devices,
+            "--json",
+            report,
+            "--python",
+            sys.executable,
+        ]
         if not config.getoption("--tilefit-report-only"):
             command += ["--fail-on", "baseline,none-fits"]
         args = _without_emulate(list(config.invocation_params.args))
         # The children load this plugin too: by its entry point when it is installed, else by name.
         loaded_by_entry_point = config.pluginmanager.get_plugin("tilefit") is not None
         plugin = [] if loaded_by_entry_point else ["-p", "tilefit.pytest_plugin"]
-        run = subprocess.run(command + ["--", *plugin, "-p", "no:cacheprovider", *args],
-                             cwd=str(config.invocation_params.dir), check=False,
-                             capture_output=True, text=True)
+        run = subprocess.run(
+            command + ["--", *plugin, "-p", "no:cacheprovider", *args],
+            cwd=str(config.invocation_params.dir),
+            check=False,
+            capture_output=True,
+            text=True,
+        )
         print(f"tilefit: the suite run as if on {devices}, one process per device")
         print(run.stdout, end="")
         if run.returncode not in (0, 1):
@@ -160,7 +174,6 @@ def pytest_runtest_protocol(item, nextitem):
     if recorder is not None:
         recorder.begin_call(item.nodeid)
         item._tilefit_first_launch = len(recorder.launches)
-    return None
 
 
 def _emulated_report(item, call, report):
@@ -168,7 +181,9 @@ def _emulated_report(item, call, report):
     emulation does not have): captured, not checked; a test stopped where it needed real data is
     a stop. Either is reported as skipped with why, never as a failure."""
     recorder = _emulated()
-    launches = len(recorder.launches) - getattr(item, "_tilefit_first_launch", len(recorder.launches))
+    launches = len(recorder.launches) - getattr(
+        item, "_tilefit_first_launch", len(recorder.launches)
+    )
     from tilefit import _emulation
 
     if report.when == "call" or report.failed:
@@ -186,9 +201,15 @@ def _emulated_report(item, call, report):
                 path, line = item.location[0], (item.location[1] or 0) + 1
                 report.longrepr = (path, line, f"tilefit: {outcome} under emulation")
         else:
-            outcome = "captured, passed" if launches > 0 else ("passed" if report.passed else report.outcome)
+            outcome = (
+                "captured, passed"
+                if launches > 0
+                else ("passed" if report.passed else report.outcome)
+            )
         if report.when == "call" or report.failed:
-            recorder.tests.append({"nodeid": item.nodeid, "outcome": outcome, "launches": launches})
+            recorder.tests.append(
+                {"nodeid": item.nodeid, "outcome": outcome, "launches": launches}
+            )
 
 
 def pytest_configure(config):

@@ -149,7 +149,6 @@ pub fn plan(records: &Records) -> Planned {
 /// A JSON value as TOML, where TOML can say it (TOML has no null).
 fn toml_value(value: &Value) -> Option<String> {
     let converted: toml::Value = match value {
-        Value::Null => return None,
         Value::Bool(b) => toml::Value::Boolean(*b),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => toml::Value::Integer(i),
@@ -157,7 +156,7 @@ fn toml_value(value: &Value) -> Option<String> {
             _ => return None,
         },
         Value::String(s) => toml::Value::String(s.clone()),
-        Value::Array(_) | Value::Object(_) => return None,
+        Value::Null | Value::Array(_) | Value::Object(_) => return None,
     };
     Some(converted.to_string())
 }

@@ -57,7 +57,7 @@ fn shown_config(compile: &CompileReport, varying: &BTreeMap<String, BTreeSet<Str
         .iter()
         .filter(|(k, _)| {
             keys.is_some_and(|keys| keys.contains(*k))
-                || (tile(k) && keys.is_none_or(|keys| keys.is_empty()))
+                || (tile(k) && keys.is_none_or(BTreeSet::is_empty))
         })
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect();

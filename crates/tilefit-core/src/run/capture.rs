@@ -7,6 +7,8 @@
 //! script's `PYTHONPATH`: the script may `from tilefit import emulate` whether or not the package
 //! is installed, and always gets this release's.
 
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -221,7 +223,7 @@ fn compile_one(
     };
     let text = spec_toml(
         &[compile],
-        &[target.device.clone()],
+        std::slice::from_ref(&target.device),
         "captured by tilefit capture",
     );
     let path = scratch.join(format!("{name}.toml"));
@@ -246,12 +248,70 @@ fn compile_one(
             let mut text = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(cause) = source {
-                text.push_str(&format!(": {cause}"));
+                let _ = write!(text, ": {cause}");
                 source = cause.source();
             }
             report.error = Some(text);
         }
     }
+    report
+}
+
+/// One target's records judged: each distinct compile compiled for its arch, each launch given
+/// its verdict.
+fn judge_target(
+    records: &Records,
+    mut report: TargetCapture,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    (dir, index): (&Path, usize),
+    on_event: &mut dyn FnMut(Event),
+) -> TargetCapture {
+    let target = report.device.clone();
+    let planned = plan(records);
+    report.versions.clone_from(&records.versions);
+    report.calls = records.calls;
+    report.stopped.clone_from(&records.stopped);
+    report.errors.clone_from(&records.errors);
+    report.tests.clone_from(&records.tests);
+    report.compiles = planned
+        .compiles
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let name = format!("spec-{index}-{i}");
+            compile_one(c, &target, toolchain, settings, dir, &name, on_event)
+        })
+        .collect();
+    report.launches = planned
+        .launches
+        .iter()
+        .map(|(launch, count)| {
+            let compiles: Vec<&CompileReport> = launch
+                .compiles
+                .iter()
+                .filter_map(|&i| report.compiles.get(i))
+                .collect();
+            LaunchReport {
+                kernel: launch.kernel.clone(),
+                caller: launch.caller.clone(),
+                calls: launch.calls.clone(),
+                count: *count,
+                autotune: launch
+                    .autotune
+                    .map(|(configs, tried)| AutotuneCounts { configs, tried }),
+                compiles: launch.compiles.clone(),
+                grid: launch.grid.clone(),
+                verdict: launch_verdict(
+                    launch.autotune.is_some(),
+                    launch.unsupported.is_some(),
+                    &compiles,
+                    &target.device,
+                ),
+                unsupported: launch.unsupported.clone(),
+            }
+        })
+        .collect();
     report
 }
 
@@ -280,14 +340,14 @@ pub fn capture(
     for (index, target) in run.targets.iter().enumerate() {
         let emulated = EmulatedDevice::of(table, target)?;
         on_note(format!(
-            "tilefit: running {} as if on {} ({})",
-            shown, target.device, target.arch
+            "tilefit: running {shown} as if on {} ({})",
+            target.device, target.arch
         ));
         let records = run_target(toolchain, &dir, run, index, &emulated)?;
-        let mut report = TargetCapture {
+        let report = TargetCapture {
             device: target.clone(),
             emulated,
-            versions: Default::default(),
+            versions: BTreeMap::new(),
             calls: 0,
             stopped: Vec::new(),
             errors: Vec::new(),
@@ -296,66 +356,20 @@ pub fn capture(
             tests: Vec::new(),
             failure: None,
         };
-        let records = match records {
-            Ok(records) => records,
-            Err(why) => {
-                report.failure = Some(why);
-                targets.push(report);
-                continue;
-            }
-        };
-        let planned = plan(&records);
-        report.versions = records.versions.clone();
-        report.calls = records.calls;
-        report.stopped = records.stopped.clone();
-        report.errors = records.errors.clone();
-        report.tests = records.tests.clone();
-        report.compiles = planned
-            .compiles
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                compile_one(
-                    c,
-                    target,
-                    toolchain,
-                    settings,
-                    &dir,
-                    &format!("spec-{index}-{i}"),
-                    on_event,
-                )
-            })
-            .collect();
-        report.launches = planned
-            .launches
-            .iter()
-            .map(|(launch, count)| {
-                let compiles: Vec<&CompileReport> = launch
-                    .compiles
-                    .iter()
-                    .filter_map(|&i| report.compiles.get(i))
-                    .collect();
-                LaunchReport {
-                    kernel: launch.kernel.clone(),
-                    caller: launch.caller.clone(),
-                    calls: launch.calls.clone(),
-                    count: *count,
-                    autotune: launch
-                        .autotune
-                        .map(|(configs, tried)| AutotuneCounts { configs, tried }),
-                    compiles: launch.compiles.clone(),
-                    grid: launch.grid.clone(),
-                    verdict: launch_verdict(
-                        launch.autotune.is_some(),
-                        launch.unsupported.is_some(),
-                        &compiles,
-                        &target.device,
-                    ),
-                    unsupported: launch.unsupported.clone(),
-                }
-            })
-            .collect();
-        targets.push(report);
+        targets.push(match records {
+            Ok(records) => judge_target(
+                &records,
+                report,
+                toolchain,
+                settings,
+                (&dir, index),
+                on_event,
+            ),
+            Err(why) => TargetCapture {
+                failure: Some(why),
+                ..report
+            },
+        });
     }
     Ok(CaptureReport {
         schema_version: CAPTURE_SCHEMA_VERSION,
@@ -385,16 +399,13 @@ pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
                 options: c.options.clone(),
                 globals: c.globals.clone(),
             };
-            match compiles.iter().position(|k| *k == compile) {
-                Some(i) => {
-                    if !launched_on[i].contains(&target.device.device) {
-                        launched_on[i].push(target.device.device.clone());
-                    }
+            if let Some(i) = compiles.iter().position(|k| *k == compile) {
+                if !launched_on[i].contains(&target.device.device) {
+                    launched_on[i].push(target.device.device.clone());
                 }
-                None => {
-                    compiles.push(compile);
-                    launched_on.push(vec![target.device.device.clone()]);
-                }
+            } else {
+                compiles.push(compile);
+                launched_on.push(vec![target.device.device.clone()]);
             }
         }
     }
@@ -444,8 +455,9 @@ mod tests {
         let mut files: Vec<String> = std::fs::read_dir(folder)
             .unwrap()
             .filter_map(|e| {
-                let name = e.ok()?.file_name().to_string_lossy().into_owned();
-                name.ends_with(".py").then_some(name)
+                let path = e.ok()?.path();
+                let python = path.extension().is_some_and(|x| x == "py");
+                python.then(|| path.file_name().unwrap().to_string_lossy().into_owned())
             })
             .collect();
         files.sort();

@@ -47,9 +47,10 @@ fn capture(script: &Path, targets: &str, extra: &[&str], script_args: &[&str]) -
     args.push("--");
     args.extend(script_args);
     let run = tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", &cache)]);
-    let report = std::fs::read_to_string(&json)
-        .map(|t| serde_json::from_str(&t).unwrap())
-        .unwrap_or_else(|_| panic!("no report: {}\n{}", run.stderr, run.stdout));
+    let Ok(text) = std::fs::read_to_string(&json) else {
+        panic!("no report: {}\n{}", run.stderr, run.stdout)
+    };
+    let report = serde_json::from_str(&text).unwrap();
     (run, report)
 }
 
@@ -78,7 +79,7 @@ fn compiles<'a>(report: &'a Value, device: &str, launch: &Value) -> Vec<&'a Valu
         .as_array()
         .unwrap()
         .iter()
-        .map(|i| &t["compiles"][i.as_u64().unwrap() as usize])
+        .map(|i| &t["compiles"][usize::try_from(i.as_u64().unwrap()).unwrap()])
         .collect()
 }
 

@@ -336,11 +336,11 @@ fn wrappers_that_do_not_evaluate_are_taken_off_down_to_the_jit_function() {
     // The kernel compiled is the one they wrap: the same bytes as the bare @triton.jit copy.
     let dir = scratch("extract-wrapped-bare");
     let text = std::fs::read_to_string(fixture("extract/wrapped_kernel.py")).unwrap();
-    let bare: String = text
+    let bare: Vec<&str> = text
         .lines()
         .filter(|l| !l.starts_with("@lib") && !l.starts_with("from flag_gems_like"))
-        .map(|l| format!("{l}\n"))
         .collect();
+    let bare = bare.join("\n") + "\n";
     std::fs::write(dir.join("wrapped_kernel.py"), bare).unwrap();
     std::fs::copy(
         fixture("extract/wrapped_kernel.toml"),
