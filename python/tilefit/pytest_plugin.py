@@ -363,10 +363,16 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
+    if _emulated() is None:
+        # Before the report is made, so the section is part of it.
+        _explain(item, call)
     outcome = yield
     if _emulated() is not None:
         _emulated_report(item, call, outcome.get_result())
-        return
+
+
+def _explain(item, call):
+    """A test failing with Triton's OutOfResources gets `tilefit explain`'s reading."""
     if call.excinfo is None or call.excinfo.typename != "OutOfResources":
         return
     binary = _find_binary(item.config)
