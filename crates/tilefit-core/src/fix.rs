@@ -6,6 +6,8 @@
 //! also carries the pruned autotune list of every arch and device: the configs that fit there,
 //! as JSON or as a Python module of `triton.Config`s ready to paste or import.
 
+pub mod files;
+
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 

@@ -288,6 +288,12 @@ pub struct ProbeArgs {
     /// with a `.py` FILE those as a Python module of `triton.Config`s.
     #[arg(long, value_name = "FILE")]
     pub emit_configs: Option<PathBuf>,
+    /// With `[sweep] from_files`: write engine-ready config files into DIR: patched copies of the
+    /// files whose entries miss their own device, new files for the fleet's devices that have
+    /// none (named as the engine names them), `SUMMARY.md` for a pull request and
+    /// `tilefit-provenance.json`. Every changed entry is compiled and judged.
+    #[arg(long, value_name = "DIR")]
+    pub emit_files: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Also judge each config file's entries with the Triton the file records it was tuned with

@@ -181,6 +181,28 @@ pub fn emit_configs(
     Ok(())
 }
 
+/// Write `--emit-files`: the config files, the summary and the provenance, under `dir`.
+pub fn emit_files(fixed: &tilefit_core::run::fix_files::FixedFiles, dir: &Path) -> anyhow::Result<()> {
+    let outputs = tilefit_core::run::fix_files::outputs(fixed, dir);
+    for (path, text) in &outputs {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("creating `{}`", parent.display()))?;
+        }
+        std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    }
+    let patched = fixed.files.iter().filter(|f| f.kind == "patched").count();
+    output::note(&format!(
+        "tilefit: wrote {patched} patched and {} new config files, SUMMARY.md and tilefit-provenance.json to {}",
+        fixed.files.len() - patched,
+        dir.display()
+    ));
+    for (device, why) in &fixed.skipped {
+        output::note(&format!("tilefit: no config files for {device}: {why}"));
+    }
+    Ok(())
+}
+
 /// The gate of `--fail-on`, `--shipped` and `--baseline`, with the files read.
 pub fn gate_of(args: &OutputArgs) -> anyhow::Result<Gate> {
     let shipped = match &args.shipped {

@@ -110,6 +110,15 @@ impl ProbeMode {
             )
             .into());
         }
+        if args.emit_files.is_some()
+            && (shard.is_some() || args.dump_jobs.is_some() || args.triton_from_files)
+        {
+            return Err(Hinted::new(
+                "`--emit-files` needs the whole run, judged with one Triton",
+                "run it without `--shard`, `--dump-jobs` and `--triton-from-files`",
+            )
+            .into());
+        }
         if let Some(text) = &args.compile.python.triton {
             // Checked and deduplicated by `--triton`'s value parser; the same parser splits it.
             let versions = toolchain::parse_versions(text)?;
@@ -140,10 +149,11 @@ impl ProbeMode {
                 }
                 if args.dump_jobs.is_some()
                     || args.emit_configs.is_some()
+                    || args.emit_files.is_some()
                     || args.output.html.is_some()
                 {
                     return refuse(
-                        "`--dump-jobs`, `--emit-configs` and `--html` take one Triton version",
+                        "`--dump-jobs`, `--emit-configs`, `--emit-files` and `--html` take one Triton version",
                         "run those with `--triton VERSION`",
                     );
                 }

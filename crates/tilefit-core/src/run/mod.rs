@@ -7,6 +7,7 @@
 
 pub mod capture;
 pub mod diff;
+pub mod fix_files;
 pub mod fleet;
 pub mod hints;
 pub mod matrix;

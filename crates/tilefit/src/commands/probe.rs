@@ -5,7 +5,7 @@ use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::input::spec;
 use tilefit_core::model::shard::Invocation;
-use tilefit_core::run::{fleet, matrix, probe, toolchains};
+use tilefit_core::run::{fix_files, fleet, matrix, probe, toolchains};
 
 use crate::cli::ProbeArgs;
 use crate::emit;
@@ -107,6 +107,12 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             emit::emit(&report, &args.output)?;
             if let Some(path) = &args.emit_configs {
                 emit::emit_configs(&report, path)?;
+            }
+            if let Some(dir) = &args.emit_files {
+                let fixed = fix_files::fix_files(
+                    &spec, &report, &targets, &toolchain, &settings, &mut on_note, &mut on_event,
+                )?;
+                emit::emit_files(&fixed, dir)?;
             }
             emit::finish(&report, &args.output)
         }

@@ -1,0 +1,347 @@
+//! The fix as engine-ready config files: for an entry that misses its device, the nearest config
+//! that fits with the fewest changes (fewer stages first, then a smaller tile along the largest
+//! dimension); the file name the engine's own naming function gives a device; the source file a
+//! device without one is derived from; and the engine's JSON written back with every untouched
+//! entry byte for byte.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// The smallest tile edge a candidate goes down to (`tl.dot` needs 16).
+pub const MIN_TILE: u64 = 16;
+
+/// One candidate replacement of an entry: the entry as the engine's file would hold it, and what
+/// changed (`num_stages 3 -> 2`, `BLOCK_SIZE_N 256 -> 128`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidate {
+    /// The entry with the change.
+    pub entry: BTreeMap<String, Value>,
+    /// The changes from the original, in words.
+    pub changes: Vec<String>,
+}
+
+fn as_u64(value: Option<&Value>) -> Option<u64> {
+    value.and_then(Value::as_u64)
+}
+
+/// The tile keys of an entry (`BLOCK_SIZE_M`, `BLOCK_SIZE_N`, `BLOCK_SIZE_K`), K first: among
+/// equal edges, K is shrunk first, since it leaves the output tiling as it was.
+fn tile_keys(entry: &BTreeMap<String, Value>) -> Vec<String> {
+    let mut keys: Vec<String> = entry
+        .keys()
+        .filter(|k| k.starts_with("BLOCK_SIZE_") && as_u64(entry.get(*k)).is_some())
+        .cloned()
+        .collect();
+    keys.sort_by_key(|k| (!k.ends_with('K'), k.clone()));
+    keys
+}
+
+/// Every candidate for `entry`, fewest changes first: each lower `num_stages` with the tiles as
+/// they are; then the largest tile edge halved, with every `num_stages` from the original down;
+/// then the next largest, and so on down to [`MIN_TILE`]. The original is not among them.
+pub fn candidates(entry: &BTreeMap<String, Value>) -> Vec<Candidate> {
+    let stages = as_u64(entry.get("num_stages")).unwrap_or(1);
+    let mut out = Vec::new();
+    let mut tiles: BTreeMap<String, u64> = tile_keys(entry)
+        .into_iter()
+        .filter_map(|k| as_u64(entry.get(&k)).map(|v| (k, v)))
+        .collect();
+    let mut tile_changes: Vec<String> = Vec::new();
+    let mut first_round = true;
+    loop {
+        let top = if first_round { stages.saturating_sub(1) } else { stages };
+        for s in (1..=top).rev() {
+            let mut changed = entry.clone();
+            let mut changes = tile_changes.clone();
+            for (k, v) in &tiles {
+                changed.insert(k.clone(), Value::from(*v));
+            }
+            if s != stages {
+                changed.insert("num_stages".to_owned(), Value::from(s));
+                changes.push(format!("num_stages {stages} -> {s}"));
+            }
+            out.push(Candidate {
+                entry: changed,
+                changes,
+            });
+        }
+        first_round = false;
+        // The largest edge (K first among equals) above the minimum, halved.
+        let order = tile_keys(entry);
+        let Some(key) = order
+            .iter()
+            .filter(|k| tiles.get(*k).is_some_and(|v| *v / 2 >= MIN_TILE))
+            .max_by_key(|k| (tiles[*k], k.ends_with('K')))
+            .cloned()
+        else {
+            break;
+        };
+        let before = as_u64(entry.get(&key)).unwrap_or(0);
+        let now = tiles[&key] / 2;
+        tiles.insert(key.clone(), now);
+        tile_changes.retain(|c| !c.starts_with(&format!("{key} ")));
+        tile_changes.push(format!("{key} {before} -> {now}"));
+    }
+    out
+}
+
+/// The name an engine gives a device's config file: `source`'s name with its `device_name=` part
+/// replaced by the name the device reports, spaces as underscores (vLLM's and SGLang's
+/// `get_config_file_name`: `current_platform.get_device_name().replace(" ", "_")`). Every other
+/// part stays as the source has it. `None` when the source name has no `device_name=` part.
+pub fn file_name_for(source: &str, reported: &str) -> Option<String> {
+    let (folder, name) = match source.rsplit_once('/') {
+        Some((folder, name)) => (Some(folder), name),
+        None => (None, source),
+    };
+    let start = name.find("device_name=")?;
+    let rest = &name[start + "device_name=".len()..];
+    let end = rest
+        .find(',')
+        .or_else(|| rest.find(".json"))
+        .unwrap_or(rest.len());
+    let renamed = format!(
+        "{}device_name={}{}",
+        &name[..start],
+        reported.replace(' ', "_"),
+        &rest[end..]
+    );
+    Some(match folder {
+        Some(folder) => format!("{folder}/{renamed}"),
+        None => renamed,
+    })
+}
+
+/// SGLang's folder for configs tuned with a Triton version: `3.6.0` -> `triton_3_6_0`.
+pub fn triton_folder(version: &str) -> String {
+    format!("triton_{}", version.split('+').next().unwrap_or(version).replace('.', "_"))
+}
+
+/// A file's entries written the way the engines write them (`json.dump(configs, f, indent=4)`):
+/// keys in the order given, numbers as JSON numbers.
+pub fn render_file(entries: &[(String, BTreeMap<String, Value>)], order: &[Vec<String>]) -> String {
+    let mut text = String::from("{\n");
+    for (i, (key, entry)) in entries.iter().enumerate() {
+        let _ = write!(text, "    {}: ", Value::from(key.as_str()));
+        text.push_str(&render_entry(entry, order.get(i).map(Vec::as_slice), "    "));
+        text.push_str(if i + 1 < entries.len() { ",\n" } else { "\n" });
+    }
+    text.push('}');
+    text.push('\n');
+    text
+}
+
+/// One entry as a JSON object at `indent`, its keys in `order` (then any others).
+fn render_entry(entry: &BTreeMap<String, Value>, order: Option<&[String]>, indent: &str) -> String {
+    let mut keys: Vec<&String> = order
+        .unwrap_or_default()
+        .iter()
+        .filter(|k| entry.contains_key(*k))
+        .collect();
+    for k in entry.keys() {
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    let mut text = String::from("{\n");
+    for (i, k) in keys.iter().enumerate() {
+        let _ = write!(text, "{indent}    {}: {}", Value::from(k.as_str()), entry[*k]);
+        text.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
+    }
+    let _ = write!(text, "{indent}}}");
+    text
+}
+
+/// Where an entry's object is in a file's text: the byte range of `{...}` that follows the
+/// top-level key `"KEY":`, and the indentation of the key's line.
+fn entry_span(text: &str, key: &str) -> Option<(usize, usize, String)> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0i32, 0usize);
+    let mut wanted_open: Option<usize> = None;
+    let mut object_start = 0;
+    let mut object_depth = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // A whole string: the key when at depth 1 and followed by `:`.
+                let start = i;
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                let literal = text.get(start..=i.min(bytes.len() - 1))?;
+                if depth == 1 && wanted_open.is_none() {
+                    let parsed: Option<String> = serde_json::from_str(literal).ok();
+                    let rest = text.get(i + 1..)?.trim_start();
+                    if parsed.as_deref() == Some(key) && rest.starts_with(':') {
+                        let after = rest[1..].trim_start();
+                        if after.starts_with('{') {
+                            wanted_open = Some(text.len() - after.len());
+                        }
+                    }
+                }
+            }
+            b'{' => {
+                depth += 1;
+                if Some(i) == wanted_open {
+                    object_start = i;
+                    object_depth = depth;
+                }
+            }
+            b'}' => {
+                if wanted_open.is_some() && depth == object_depth && object_depth > 0 {
+                    let line_start = text[..object_start].rfind('\n').map_or(0, |n| n + 1);
+                    let indent: String = text[line_start..]
+                        .chars()
+                        .take_while(|c| *c == ' ' || *c == '\t')
+                        .collect();
+                    return Some((object_start, i + 1, indent));
+                }
+                depth -= 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The key order of an entry object as the text has it.
+fn key_order(object: &str) -> Vec<String> {
+    let parsed: Result<serde_json::Map<String, Value>, _> = serde_json::from_str(object);
+    let Ok(map) = parsed else { return Vec::new() };
+    let mut keys: Vec<(usize, String)> = map
+        .keys()
+        .filter_map(|k| object.find(&format!("{}", Value::from(k.as_str()))).map(|i| (i, k.clone())))
+        .collect();
+    keys.sort();
+    keys.into_iter().map(|(_, k)| k).collect()
+}
+
+/// The key order of entry `key`'s object in a file's text (empty when it is not there).
+pub fn entry_key_order(text: &str, key: &str) -> Vec<String> {
+    entry_span(text, key).map_or_else(Vec::new, |(start, end, _)| key_order(&text[start..end]))
+}
+
+/// `text` (a config file) with the entries of `replacements` written anew and every other byte as
+/// it was. An entry whose object cannot be found is an error naming it.
+pub fn patch_text(
+    text: &str,
+    replacements: &[(String, BTreeMap<String, Value>)],
+) -> Result<String, String> {
+    let mut spans = Vec::new();
+    for (key, entry) in replacements {
+        let (start, end, indent) =
+            entry_span(text, key).ok_or_else(|| format!("entry \"{key}\" is not a top-level object"))?;
+        let object = &text[start..end];
+        let single_line = !object.contains('\n');
+        let new = if single_line {
+            let order = key_order(object);
+            let mut keys: Vec<&String> = order.iter().filter(|k| entry.contains_key(*k)).collect();
+            for k in entry.keys() {
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+            let sep = if object.contains(", ") { ", " } else { "," };
+            let colon = if object.contains(": ") { ": " } else { ":" };
+            let parts: Vec<String> = keys
+                .iter()
+                .map(|k| format!("{}{colon}{}", Value::from(k.as_str()), entry[*k]))
+                .collect();
+            format!("{{{}}}", parts.join(sep))
+        } else {
+            render_entry(entry, Some(&key_order(object)), &indent)
+        };
+        spans.push((start, end, new));
+    }
+    spans.sort_by_key(|(start, _, _)| *start);
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    for (start, end, new) in spans {
+        out.push_str(&text[at..start]);
+        out.push_str(&new);
+        at = end;
+    }
+    out.push_str(&text[at..]);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(pairs: &[(&str, u64)]) -> BTreeMap<String, Value> {
+        pairs.iter().map(|(k, v)| ((*k).to_owned(), Value::from(*v))).collect()
+    }
+
+    #[test]
+    fn a_stage_drops_before_a_tile_shrinks() {
+        let original = entry(&[
+            ("BLOCK_SIZE_M", 64),
+            ("BLOCK_SIZE_N", 128),
+            ("BLOCK_SIZE_K", 64),
+            ("GROUP_SIZE_M", 1),
+            ("num_warps", 4),
+            ("num_stages", 3),
+        ]);
+        let found = candidates(&original);
+        let words: Vec<String> = found.iter().map(|c| c.changes.join(", ")).collect();
+        assert_eq!(words[0], "num_stages 3 -> 2");
+        assert_eq!(words[1], "num_stages 3 -> 1");
+        // Then the largest edge (N = 128) halved, with every depth from the original down.
+        assert_eq!(words[2], "BLOCK_SIZE_N 128 -> 64");
+        assert_eq!(words[3], "BLOCK_SIZE_N 128 -> 64, num_stages 3 -> 2");
+        assert_eq!(words[4], "BLOCK_SIZE_N 128 -> 64, num_stages 3 -> 1");
+        // Among equal edges K goes first.
+        assert_eq!(words[5], "BLOCK_SIZE_N 128 -> 64, BLOCK_SIZE_K 64 -> 32");
+        // Other keys are never touched; no tile goes below 16.
+        assert!(found.iter().all(|c| c.entry["GROUP_SIZE_M"] == 1 && c.entry["num_warps"] == 4));
+        assert!(found.iter().all(|c| tile_keys(&c.entry).iter().all(|k| c.entry[k].as_u64().unwrap() >= MIN_TILE)));
+        assert!(!found.iter().any(|c| c.entry == original));
+    }
+
+    #[test]
+    fn names_are_the_engines_own() {
+        assert_eq!(
+            file_name_for("E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json", "NVIDIA GeForce RTX 5090").as_deref(),
+            Some("E=8,N=14336,device_name=NVIDIA_GeForce_RTX_5090,dtype=fp8_w8a8.json")
+        );
+        assert_eq!(
+            file_name_for("E=64,N=640,device_name=NVIDIA_H200.json", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(),
+            Some("E=64,N=640,device_name=NVIDIA_RTX_PRO_6000_Blackwell_Workstation_Edition.json")
+        );
+        assert_eq!(
+            file_name_for("triton_3_4_0/E=8,N=7168,device_name=NVIDIA_H100_80GB_HBM3,dtype=int8_w8a16_down.json", "NVIDIA GB10").as_deref(),
+            Some("triton_3_4_0/E=8,N=7168,device_name=NVIDIA_GB10,dtype=int8_w8a16_down.json")
+        );
+        assert_eq!(file_name_for("no_device.json", "NVIDIA GB10"), None);
+        assert_eq!(triton_folder("3.6.0"), "triton_3_6_0");
+    }
+
+    #[test]
+    fn fitting_entries_stay_byte_for_byte() {
+        let text = "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 4\n    },\n    \"2\": {\n        \"BLOCK_SIZE_M\": 32,\n        \"num_stages\": 5\n    },\n    \"triton_version\": \"3.4.0\"\n}\n";
+        let patched = patch_text(text, &[("2".to_owned(), entry(&[("BLOCK_SIZE_M", 32), ("num_stages", 3)]))]).unwrap();
+        assert_eq!(
+            patched,
+            "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 4\n    },\n    \"2\": {\n        \"BLOCK_SIZE_M\": 32,\n        \"num_stages\": 3\n    },\n    \"triton_version\": \"3.4.0\"\n}\n"
+        );
+        // One-line entries keep their one-line shape.
+        let compact = "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 4}}";
+        let patched = patch_text(compact, &[("16".to_owned(), entry(&[("BLOCK_SIZE_M", 64), ("num_stages", 2)]))]).unwrap();
+        assert_eq!(patched, "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 2}}");
+    }
+
+    #[test]
+    fn new_files_are_written_as_the_engines_write_them() {
+        let entries = vec![("1".to_owned(), entry(&[("num_stages", 2), ("BLOCK_SIZE_M", 16)]))];
+        let order = vec![vec!["BLOCK_SIZE_M".to_owned(), "num_stages".to_owned()]];
+        let text = render_file(&entries, &order);
+        assert_eq!(text, "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 2\n    }\n}\n");
+        let back: BTreeMap<String, BTreeMap<String, Value>> = serde_json::from_str(&text).unwrap();
+        assert_eq!(back["1"], entries[0].1);
+    }
+}
