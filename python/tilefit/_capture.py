@@ -137,6 +137,8 @@ def _constexpr(value):
                 and not name.startswith("_")
             ):
                 return f"tl.{name}"
+    if type(value).__name__ in ("_Anything", "_AnythingModule"):
+        raise _Unsupported(f"a tilefit stand-in ({value!r}) reached the launch: give the script a real value for it")
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         raise _Unsupported("a tensor passed as a constexpr")
     raise _Unsupported(f"a {type(value).__name__} ({value!r}) passed as a constexpr")
@@ -300,7 +302,10 @@ def capture_run(jit, args, kwargs, grid, warmup):
         for param in jit.params:
             value = values[param.name]
             if param.is_constexpr:
-                constexprs[param.name] = _constexpr(value)
+                try:
+                    constexprs[param.name] = _constexpr(value)
+                except _Unsupported as why:
+                    raise _Unsupported(f"`{param.name}`: {why}") from None
             else:
                 arguments[param.name] = _argument(param.name, value)
         record["args"] = arguments

@@ -54,6 +54,9 @@ class Platform:
     def is_cpu(self):
         return False
 
+    def is_xpu(self):
+        return False
+
     def get_device_capability(self, device_id=0):
         import torch
 
@@ -116,7 +119,11 @@ class DeviceCapability(tuple):
 def stand_in(name, **attributes):
     """Put a module named ``name`` (and any missing parent packages) in ``sys.modules`` with these
     attributes, for an engine module's imports of a package that is not installed."""
-    module = sys.modules.get(name) or types.ModuleType(name)
+    module = sys.modules.get(name)
+    if module is None:
+        module = types.ModuleType(name)
+        # A package, so stand-ins or the engine's own files can sit below it.
+        module.__path__ = []
     for key, value in attributes.items():
         setattr(module, key, value)
     sys.modules[name] = module
@@ -132,6 +139,89 @@ def stand_in(name, **attributes):
         if not hasattr(parent, parts[i]):
             setattr(parent, parts[i], child)
     return module
+
+
+class _Anything:
+    """A stand-in for whatever a package that is not installed would have given: callable (a
+    decorator returns what it decorates), indexable, iterable as empty, a base class, falsy."""
+
+    def __init__(self, name="stand-in"):
+        self._name = name
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return _Anything(f"{self._name}.{attr}")
+
+    def __call__(self, *args, **kwargs):
+        if len(args) == 1 and not kwargs and callable(args[0]):
+            return args[0]
+        return _Anything(f"{self._name}()")
+
+    def __getitem__(self, key):
+        return _Anything(f"{self._name}[...]")
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+    def __or__(self, other):
+        return self
+
+    __ror__ = __or__
+
+    def __repr__(self):
+        return f"<tilefit stand-in {self._name}>"
+
+
+class _AnythingModule(types.ModuleType):
+    """A stood-in module; `from pkg import name` may import `name` as a submodule, so it acts as
+    a stand-in value too."""
+
+    def __getattr__(self, attr):
+        if attr.startswith("__") and attr.endswith("__"):
+            raise AttributeError(attr)
+        return _Anything(f"{self.__name__}.{attr}")
+
+    def __call__(self, *args, **kwargs):
+        return _Anything(self.__name__)(*args, **kwargs)
+
+    def __bool__(self):
+        return False
+
+
+class _AnythingFinder:
+    """Serves any module under the given top-level packages that is not there otherwise."""
+
+    def __init__(self, packages):
+        self.packages = set(packages)
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] not in self.packages:
+            return None
+        return importlib.util.spec_from_loader(name, self, is_package=True)
+
+    def create_module(self, spec):
+        module = _AnythingModule(spec.name)
+        module.__path__ = []
+        return module
+
+    def exec_module(self, module):
+        return None
+
+
+def stand_in_package(*packages):
+    """Let every import under `packages` (`"vllm"`) that nothing else provides succeed, with
+    stand-ins for whatever it names: for an engine module whose import-time code only wires up
+    things its kernels and config loader do not need. Stand-ins given with :func:`stand_in` win;
+    a stand-in is never a real value (it is falsy and returns stand-ins), so give real ones for
+    what the code under test reads."""
+    sys.meta_path.append(_AnythingFinder(packages))
 
 
 def load_source(path, name):

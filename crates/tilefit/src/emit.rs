@@ -182,7 +182,10 @@ pub fn emit_configs(
 }
 
 /// Write `--emit-files`: the config files, the summary and the provenance, under `dir`.
-pub fn emit_files(fixed: &tilefit_core::run::fix_files::FixedFiles, dir: &Path) -> anyhow::Result<()> {
+pub fn emit_files(
+    fixed: &tilefit_core::run::fix_files::FixedFiles,
+    dir: &Path,
+) -> anyhow::Result<()> {
     let outputs = tilefit_core::run::fix_files::outputs(fixed, dir);
     for (path, text) in &outputs {
         if let Some(parent) = path.parent() {

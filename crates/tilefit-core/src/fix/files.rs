@@ -51,7 +51,11 @@ pub fn candidates(entry: &BTreeMap<String, Value>) -> Vec<Candidate> {
     let mut tile_changes: Vec<String> = Vec::new();
     let mut first_round = true;
     loop {
-        let top = if first_round { stages.saturating_sub(1) } else { stages };
+        let top = if first_round {
+            stages.saturating_sub(1)
+        } else {
+            stages
+        };
         for s in (1..=top).rev() {
             let mut changed = entry.clone();
             let mut changes = tile_changes.clone();
@@ -116,7 +120,14 @@ pub fn file_name_for(source: &str, reported: &str) -> Option<String> {
 
 /// SGLang's folder for configs tuned with a Triton version: `3.6.0` -> `triton_3_6_0`.
 pub fn triton_folder(version: &str) -> String {
-    format!("triton_{}", version.split('+').next().unwrap_or(version).replace('.', "_"))
+    format!(
+        "triton_{}",
+        version
+            .split('+')
+            .next()
+            .unwrap_or(version)
+            .replace('.', "_")
+    )
 }
 
 /// A file's entries written the way the engines write them (`json.dump(configs, f, indent=4)`):
@@ -125,7 +136,11 @@ pub fn render_file(entries: &[(String, BTreeMap<String, Value>)], order: &[Vec<S
     let mut text = String::from("{\n");
     for (i, (key, entry)) in entries.iter().enumerate() {
         let _ = write!(text, "    {}: ", Value::from(key.as_str()));
-        text.push_str(&render_entry(entry, order.get(i).map(Vec::as_slice), "    "));
+        text.push_str(&render_entry(
+            entry,
+            order.get(i).map(Vec::as_slice),
+            "    ",
+        ));
         text.push_str(if i + 1 < entries.len() { ",\n" } else { "\n" });
     }
     text.push('}');
@@ -147,7 +162,12 @@ fn render_entry(entry: &BTreeMap<String, Value>, order: Option<&[String]>, inden
     }
     let mut text = String::from("{\n");
     for (i, k) in keys.iter().enumerate() {
-        let _ = write!(text, "{indent}    {}: {}", Value::from(k.as_str()), entry[*k]);
+        let _ = write!(
+            text,
+            "{indent}    {}: {}",
+            Value::from(k.as_str()),
+            entry[*k]
+        );
         text.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
     }
     let _ = write!(text, "{indent}}}");
@@ -214,7 +234,11 @@ fn key_order(object: &str) -> Vec<String> {
     let Ok(map) = parsed else { return Vec::new() };
     let mut keys: Vec<(usize, String)> = map
         .keys()
-        .filter_map(|k| object.find(&format!("{}", Value::from(k.as_str()))).map(|i| (i, k.clone())))
+        .filter_map(|k| {
+            object
+                .find(&format!("{}", Value::from(k.as_str())))
+                .map(|i| (i, k.clone()))
+        })
         .collect();
     keys.sort();
     keys.into_iter().map(|(_, k)| k).collect()
@@ -233,8 +257,8 @@ pub fn patch_text(
 ) -> Result<String, String> {
     let mut spans = Vec::new();
     for (key, entry) in replacements {
-        let (start, end, indent) =
-            entry_span(text, key).ok_or_else(|| format!("entry \"{key}\" is not a top-level object"))?;
+        let (start, end, indent) = entry_span(text, key)
+            .ok_or_else(|| format!("entry \"{key}\" is not a top-level object"))?;
         let object = &text[start..end];
         let single_line = !object.contains('\n');
         let new = if single_line {
@@ -274,7 +298,10 @@ mod tests {
     use super::*;
 
     fn entry(pairs: &[(&str, u64)]) -> BTreeMap<String, Value> {
-        pairs.iter().map(|(k, v)| ((*k).to_owned(), Value::from(*v))).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
+            .collect()
     }
 
     #[test]
@@ -298,19 +325,35 @@ mod tests {
         // Among equal edges K goes first.
         assert_eq!(words[5], "BLOCK_SIZE_N 128 -> 64, BLOCK_SIZE_K 64 -> 32");
         // Other keys are never touched; no tile goes below 16.
-        assert!(found.iter().all(|c| c.entry["GROUP_SIZE_M"] == 1 && c.entry["num_warps"] == 4));
-        assert!(found.iter().all(|c| tile_keys(&c.entry).iter().all(|k| c.entry[k].as_u64().unwrap() >= MIN_TILE)));
+        assert!(
+            found
+                .iter()
+                .all(|c| c.entry["GROUP_SIZE_M"] == 1 && c.entry["num_warps"] == 4)
+        );
+        assert!(found.iter().all(|c| {
+            tile_keys(&c.entry)
+                .iter()
+                .all(|k| c.entry[k].as_u64().unwrap() >= MIN_TILE)
+        }));
         assert!(!found.iter().any(|c| c.entry == original));
     }
 
     #[test]
     fn names_are_the_engines_own() {
         assert_eq!(
-            file_name_for("E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json", "NVIDIA GeForce RTX 5090").as_deref(),
+            file_name_for(
+                "E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3,dtype=fp8_w8a8.json",
+                "NVIDIA GeForce RTX 5090"
+            )
+            .as_deref(),
             Some("E=8,N=14336,device_name=NVIDIA_GeForce_RTX_5090,dtype=fp8_w8a8.json")
         );
         assert_eq!(
-            file_name_for("E=64,N=640,device_name=NVIDIA_H200.json", "NVIDIA RTX PRO 6000 Blackwell Workstation Edition").as_deref(),
+            file_name_for(
+                "E=64,N=640,device_name=NVIDIA_H200.json",
+                "NVIDIA RTX PRO 6000 Blackwell Workstation Edition"
+            )
+            .as_deref(),
             Some("E=64,N=640,device_name=NVIDIA_RTX_PRO_6000_Blackwell_Workstation_Edition.json")
         );
         assert_eq!(
@@ -324,23 +367,46 @@ mod tests {
     #[test]
     fn fitting_entries_stay_byte_for_byte() {
         let text = "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 4\n    },\n    \"2\": {\n        \"BLOCK_SIZE_M\": 32,\n        \"num_stages\": 5\n    },\n    \"triton_version\": \"3.4.0\"\n}\n";
-        let patched = patch_text(text, &[("2".to_owned(), entry(&[("BLOCK_SIZE_M", 32), ("num_stages", 3)]))]).unwrap();
+        let patched = patch_text(
+            text,
+            &[(
+                "2".to_owned(),
+                entry(&[("BLOCK_SIZE_M", 32), ("num_stages", 3)]),
+            )],
+        )
+        .unwrap();
         assert_eq!(
             patched,
             "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 4\n    },\n    \"2\": {\n        \"BLOCK_SIZE_M\": 32,\n        \"num_stages\": 3\n    },\n    \"triton_version\": \"3.4.0\"\n}\n"
         );
         // One-line entries keep their one-line shape.
         let compact = "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 4}}";
-        let patched = patch_text(compact, &[("16".to_owned(), entry(&[("BLOCK_SIZE_M", 64), ("num_stages", 2)]))]).unwrap();
-        assert_eq!(patched, "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 2}}");
+        let patched = patch_text(
+            compact,
+            &[(
+                "16".to_owned(),
+                entry(&[("BLOCK_SIZE_M", 64), ("num_stages", 2)]),
+            )],
+        )
+        .unwrap();
+        assert_eq!(
+            patched,
+            "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 2}}"
+        );
     }
 
     #[test]
     fn new_files_are_written_as_the_engines_write_them() {
-        let entries = vec![("1".to_owned(), entry(&[("num_stages", 2), ("BLOCK_SIZE_M", 16)]))];
+        let entries = vec![(
+            "1".to_owned(),
+            entry(&[("num_stages", 2), ("BLOCK_SIZE_M", 16)]),
+        )];
         let order = vec![vec!["BLOCK_SIZE_M".to_owned(), "num_stages".to_owned()]];
         let text = render_file(&entries, &order);
-        assert_eq!(text, "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 2\n    }\n}\n");
+        assert_eq!(
+            text,
+            "{\n    \"1\": {\n        \"BLOCK_SIZE_M\": 16,\n        \"num_stages\": 2\n    }\n}\n"
+        );
         let back: BTreeMap<String, BTreeMap<String, Value>> = serde_json::from_str(&text).unwrap();
         assert_eq!(back["1"], entries[0].1);
     }

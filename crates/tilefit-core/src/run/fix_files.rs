@@ -138,7 +138,11 @@ struct Pending {
 }
 
 impl Pending {
-    fn new(key: String, entry: BTreeMap<String, Value>, judged: Option<Option<VerdictCode>>) -> Pending {
+    fn new(
+        key: String,
+        entry: BTreeMap<String, Value>,
+        judged: Option<Option<VerdictCode>>,
+    ) -> Pending {
         let candidates = candidates(&entry);
         Pending {
             key,
@@ -166,7 +170,11 @@ fn shape_of(name: &str) -> String {
 /// The name a device's file gets: the table's sourced reported name, else none.
 fn reported(table: &DeviceTable, device: &TargetDevice) -> Option<String> {
     let resolved = table.resolve(&device.device).ok()?;
-    resolved.product()?.reports.as_ref().map(|r| r.value.clone())
+    resolved
+        .product()?
+        .reports
+        .as_ref()
+        .map(|r| r.value.clone())
 }
 
 /// The files to make: patched copies, then new files.
@@ -182,7 +190,9 @@ fn plan(
     let listed = report.listed.as_ref();
     let devices = &report.targets;
     for file in files {
-        let Ok(device_name) = &file.device else { continue };
+        let Ok(device_name) = &file.device else {
+            continue;
+        };
         let Some(device) = devices.iter().find(|d| &d.name == device_name) else {
             continue;
         };
@@ -214,7 +224,10 @@ fn plan(
     }
     // Every shape the engine ships, and who has a file for it.
     let mut shapes: BTreeMap<String, Vec<&ConfigFile>> = BTreeMap::new();
-    for file in files.iter().filter(|f| f.device.is_ok() && f.unsupported.is_none()) {
+    for file in files
+        .iter()
+        .filter(|f| f.device.is_ok() && f.unsupported.is_none())
+    {
         shapes.entry(shape_of(&file.name)).or_default().push(file);
     }
     for device in fleet {
@@ -225,27 +238,46 @@ fn plan(
             ));
             continue;
         };
-        let Some(budget) = table.resolve(&device.device).ok().map(|r| r.arch().budget()) else {
+        let Some(budget) = table
+            .resolve(&device.device)
+            .ok()
+            .map(|r| r.arch().budget())
+        else {
             continue;
         };
         for (shape, sources) in &shapes {
-            if sources.iter().any(|f| f.device.as_ref().is_ok_and(|d| *d == device.name)) {
+            if sources
+                .iter()
+                .any(|f| f.device.as_ref().is_ok_and(|d| *d == device.name))
+            {
                 continue;
             }
             let rank = |f: &&ConfigFile| {
                 let resolved = f.device.as_ref().ok().and_then(|d| table.resolve(d).ok());
-                let Some(r) = resolved else { return (3, u64::MAX, f.name.clone()) };
+                let Some(r) = resolved else {
+                    return (3, u64::MAX, f.name.clone());
+                };
                 let arch = r.arch();
                 let same_arch = arch.arch == device.arch;
                 let same_backend = arch.backend == device.backend;
                 let distance = u64::from(arch.budget().abs_diff(budget));
-                (u8::from(!same_arch) + u8::from(!same_backend), distance, f.name.clone())
+                (
+                    u8::from(!same_arch) + u8::from(!same_backend),
+                    distance,
+                    f.name.clone(),
+                )
             };
-            let Some(source) = sources.iter().filter(|f| rank(f).0 < 2).min_by_key(|f| rank(f)) else {
+            let Some(source) = sources
+                .iter()
+                .filter(|f| rank(f).0 < 2)
+                .min_by_key(|f| rank(f))
+            else {
                 continue;
             };
             let file = source.name.rsplit('/').next().unwrap_or(&source.name);
-            let Some(new_name) = file_name_for(file, &name) else { continue };
+            let Some(new_name) = file_name_for(file, &name) else {
+                continue;
+            };
             // SGLang keeps configs in a folder per tuning Triton: the new file goes in the one of
             // the Triton it was judged with.
             let new_name = match source.name.rsplit_once('/') {
@@ -292,7 +324,11 @@ fn next_round(work: &[Work]) -> Round {
             // One tile's candidates: until the tile changes.
             let mut i = pending.next;
             let tiles = |c: &Candidate| {
-                c.changes.iter().filter(|x| !x.starts_with("num_stages")).cloned().collect::<Vec<_>>()
+                c.changes
+                    .iter()
+                    .filter(|x| !x.starts_with("num_stages"))
+                    .cloned()
+                    .collect::<Vec<_>>()
             };
             let first = pending.candidates.get(i).map(tiles);
             while let Some(c) = pending.candidates.get(i) {
@@ -326,9 +362,17 @@ pub fn fix_files(
         return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
     };
     let table = DeviceTable::builtin()?;
-    let (files, _) = config_files::read(pattern, table).map_err(|e| FixFilesError::Files(e.to_string()))?;
+    let (files, _) =
+        config_files::read(pattern, table).map_err(|e| FixFilesError::Files(e.to_string()))?;
     let mut skipped = Vec::new();
-    let mut work = plan(&files, report, fleet, table, &toolchain.triton_version, &mut skipped);
+    let mut work = plan(
+        &files,
+        report,
+        fleet,
+        table,
+        &toolchain.triton_version,
+        &mut skipped,
+    );
     // The entries a patched file fixes were judged already: their bytes are the report's.
     if let Some(listed) = &report.listed {
         for item in work.iter_mut().filter(|w| w.kind == "patched") {
@@ -355,7 +399,16 @@ pub fn fix_files(
             "tilefit: --emit-files round {round_number}: {} entries or candidates to compile",
             round.len()
         ));
-        let results = compile_round(spec, &work, &round, scratch.path(), round_number, toolchain, settings, on_event)?;
+        let results = compile_round(
+            spec,
+            &work,
+            &round,
+            scratch.path(),
+            round_number,
+            toolchain,
+            settings,
+            on_event,
+        )?;
         settle(&mut work, &round, &results);
     }
     let files = work.into_iter().map(|item| finish(item, table)).collect();
@@ -370,7 +423,10 @@ pub fn fix_files(
 /// Write the round's scratch files (one folder per work item, named for its device so the sweep
 /// maps it there), sweep them with the spec, and return (work, entry, candidate) -> (verdict,
 /// bytes).
-#[expect(clippy::too_many_arguments, reason = "one round's whole context, passed once")]
+#[expect(
+    clippy::too_many_arguments,
+    reason = "one round's whole context, passed once"
+)]
 fn compile_round(
     spec: &ProbeSpec,
     work: &[Work],
@@ -385,18 +441,27 @@ fn compile_round(
     let mut by_item: BTreeMap<usize, Vec<(String, BTreeMap<String, Value>)>> = BTreeMap::new();
     for &(w, e, c) in round {
         let pending = &work[w].entries[e];
-        let entry = c.map_or_else(|| pending.entry.clone(), |c| pending.candidates[c].entry.clone());
+        let entry = c.map_or_else(
+            || pending.entry.clone(),
+            |c| pending.candidates[c].entry.clone(),
+        );
         by_item.entry(w).or_default().push((round_key(e, c), entry));
     }
     let mut devices: Vec<TargetDevice> = Vec::new();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for (w, entries) in &by_item {
         let item = &work[*w];
-        let file = item.source.name.rsplit('/').next().unwrap_or(&item.source.name);
+        let file = item
+            .source
+            .name
+            .rsplit('/')
+            .next()
+            .unwrap_or(&item.source.name);
         // The canonical name resolves to the device whatever it reports.
         let name = file_name_for(file, &item.device.name).unwrap_or_else(|| file.to_owned());
         let dir = folder.join(format!("item-{w}"));
-        std::fs::create_dir_all(&dir).map_err(|e| FixFilesError::Scratch(dir.display().to_string(), e))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| FixFilesError::Scratch(dir.display().to_string(), e))?;
         let path = dir.join(&name);
         std::fs::write(&path, render_file(entries, &[]))
             .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
@@ -423,16 +488,22 @@ fn compile_round(
             let from = folder.join(name);
             let to = arch_folder.join(name);
             if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
             }
-            std::fs::copy(&from, &to).map_err(|e| FixFilesError::Scratch(to.display().to_string(), e))?;
+            std::fs::copy(&from, &to)
+                .map_err(|e| FixFilesError::Scratch(to.display().to_string(), e))?;
         }
         round_spec.config_files = Some(arch_folder);
         let report = crate::run::probe::probe(&round_spec, &fleet, toolchain, settings, on_event)
             .map_err(|e| FixFilesError::Probe(Box::new(e)))?;
-        let Some(listed) = report.listed else { continue };
+        let Some(listed) = report.listed else {
+            continue;
+        };
         for file in &listed.files {
-            let Some(&w) = names.get(&file.file) else { continue };
+            let Some(&w) = names.get(&file.file) else {
+                continue;
+            };
             for entry in &file.entries {
                 out.insert((w, entry.key.clone()), (entry.verdict, entry.shared_bytes));
             }
@@ -493,7 +564,12 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
                 let c = &pending.candidates[*i];
                 (c.changes.clone(), *bytes, Some(c.entry.clone()), false)
             }
-            None if pending.fits_as_is() => (Vec::new(), pending.bytes_before, Some(pending.entry.clone()), false),
+            None if pending.fits_as_is() => (
+                Vec::new(),
+                pending.bytes_before,
+                Some(pending.entry.clone()),
+                false,
+            ),
             None => (Vec::new(), None, None, true),
         };
         if let (Some(entry), false) = (&entry, changes.is_empty()) {
@@ -559,9 +635,17 @@ pub fn summary(fixed: &FixedFiles) -> String {
     for device in devices {
         let files: Vec<&FileFix> = fixed.files.iter().filter(|f| f.device == device).collect();
         let budget = files.first().map_or(0, |f| f.budget);
-        let _ = writeln!(text, "\n## {device} ({} bytes per block)\n", format_count(budget));
+        let _ = writeln!(
+            text,
+            "\n## {device} ({} bytes per block)\n",
+            format_count(budget)
+        );
         for file in files {
-            let changed = file.entries.iter().filter(|e| !e.changes.is_empty()).count();
+            let changed = file
+                .entries
+                .iter()
+                .filter(|e| !e.changes.is_empty())
+                .count();
             let dropped = file.entries.iter().filter(|e| e.unfixable).count();
             let _ = writeln!(
                 text,
@@ -572,7 +656,9 @@ pub fn summary(fixed: &FixedFiles) -> String {
                 changed,
                 file.entries.len(),
                 if dropped > 0 {
-                    format!(", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)")
+                    format!(
+                        ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
+                    )
                 } else {
                     String::new()
                 }
@@ -581,14 +667,22 @@ pub fn summary(fixed: &FixedFiles) -> String {
                 continue;
             }
             text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
-            for entry in file.entries.iter().filter(|e| !e.changes.is_empty() || e.unfixable) {
+            for entry in file
+                .entries
+                .iter()
+                .filter(|e| !e.changes.is_empty() || e.unfixable)
+            {
                 let _ = writeln!(
                     text,
                     "| {} | {} | {} | {} |",
                     entry.key,
                     entry.bytes_before.map_or("-".to_owned(), format_count),
                     entry.bytes_after.map_or("-".to_owned(), format_count),
-                    if entry.unfixable { "none fits".to_owned() } else { entry.changes.join(", ") }
+                    if entry.unfixable {
+                        "none fits".to_owned()
+                    } else {
+                        entry.changes.join(", ")
+                    }
                 );
             }
             text.push('\n');

@@ -110,7 +110,13 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             }
             if let Some(dir) = &args.emit_files {
                 let fixed = fix_files::fix_files(
-                    &spec, &report, &targets, &toolchain, &settings, &mut on_note, &mut on_event,
+                    &spec,
+                    &report,
+                    &targets,
+                    &toolchain,
+                    &settings,
+                    &mut on_note,
+                    &mut on_event,
                 )?;
                 emit::emit_files(&fixed, dir)?;
             }
