@@ -138,7 +138,9 @@ def _constexpr(value):
             ):
                 return f"tl.{name}"
     if type(value).__name__ in ("_Anything", "_AnythingModule"):
-        raise _Unsupported(f"a tilefit stand-in ({value!r}) reached the launch: give the script a real value for it")
+        raise _Unsupported(
+            f"a tilefit stand-in ({value!r}) reached the launch: give the script a real value for it"
+        )
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         raise _Unsupported("a tensor passed as a constexpr")
     raise _Unsupported(f"a {type(value).__name__} ({value!r}) passed as a constexpr")
