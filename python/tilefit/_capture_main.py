@@ -68,6 +68,15 @@ def main(argv):
             if isinstance(exit_.code, int)
             else (0 if exit_.code is None else 1)
         )
+        if code:
+            # `sys.exit("why")`, or a failing exit code: the report says so.
+            recorder.errors.append(
+                {
+                    "call": recorder.current_call,
+                    "error": f"the script exited with {exit_.code!r}",
+                    "traceback": "",
+                }
+            )
     except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
         if _emulation.stop_reason(error) is not None:
             recorder.stop(error)

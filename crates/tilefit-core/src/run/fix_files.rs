@@ -93,8 +93,11 @@ pub struct FileFix {
     pub budget: u64,
     /// The engine file it was made from.
     pub source: String,
-    /// The entries, in the file's order.
+    /// The entries settled, in the file's order: every entry of a new file, the entries that
+    /// missed in a patched copy.
     pub entries: Vec<EntryFix>,
+    /// Entries in the source file.
+    pub entries_in_source: usize,
     /// The file's text.
     #[serde(skip)]
     pub text: String,
@@ -610,6 +613,7 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         budget,
         source: item.source.name.clone(),
         entries: fixes.into_iter().map(|(f, _)| f).collect(),
+        entries_in_source: item.source.entries.len(),
         text,
     }
 }
@@ -649,12 +653,12 @@ pub fn summary(fixed: &FixedFiles) -> String {
             let dropped = file.entries.iter().filter(|e| e.unfixable).count();
             let _ = writeln!(
                 text,
-                "### `{}` ({}; from `{}`)\n\n{} of {} entries changed{}.\n",
+                "### `{}` ({}; from `{}`)\n\n{} of its {} entries changed{}.\n",
                 file.name,
                 if file.kind == "new" { "new" } else { "patched" },
                 file.source,
                 changed,
-                file.entries.len(),
+                file.entries_in_source,
                 if dropped > 0 {
                     format!(
                         ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
