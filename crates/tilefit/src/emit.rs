@@ -181,12 +181,26 @@ pub fn emit_configs(
     Ok(())
 }
 
+/// A version matrix's exit code: each version gated as its own run would be; the worst wins (2
+/// over 1 over 0).
+pub fn finish_matrix(
+    report: &tilefit_core::model::matrix::MatrixReport,
+    args: &OutputArgs,
+) -> anyhow::Result<u8> {
+    let gate = gate_of(args)?;
+    let mut code = exit_codes::OK;
+    for version in &report.versions {
+        code = code.max(finish_with(&gate, version, args)?);
+    }
+    Ok(code)
+}
+
 /// Write `--emit-files`: the config files, the summary and the provenance, under `dir`.
 pub fn emit_files(
-    fixed: &tilefit_core::run::fix_files::FixedFiles,
+    fixed: &tilefit_core::model::fix_files::FixedFiles,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let outputs = tilefit_core::run::fix_files::outputs(fixed, dir);
+    let outputs = tilefit_core::render::fix_files::outputs(fixed, dir);
     for (path, text) in &outputs {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)

@@ -60,6 +60,23 @@ impl Progress {
         }
     }
 
+    /// [`Progress::event`], with a note when a plan has jobs to compile: how many, with which
+    /// Triton, on how many workers.
+    pub fn event_noting_plans(&self, event: Event, triton: &str, workers: usize) {
+        if let Event::Planned {
+            jobs,
+            cached,
+            to_compile,
+        } = &event
+            && *to_compile > 0
+        {
+            self.note(&format!(
+                "tilefit: {jobs} jobs ({cached} cached); compiling {to_compile} with Triton {triton} on {workers} workers"
+            ));
+        }
+        self.event(event);
+    }
+
     /// Clear the bar before the report prints.
     pub fn finish(&self) {
         self.bar.finish_and_clear();

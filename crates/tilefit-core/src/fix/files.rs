@@ -57,18 +57,18 @@ pub fn candidates(entry: &BTreeMap<String, Value>) -> Vec<Candidate> {
             stages
         };
         for s in (1..=top).rev() {
-            let mut changed = entry.clone();
-            let mut changes = tile_changes.clone();
+            let mut candidate = entry.clone();
+            let mut words = tile_changes.clone();
             for (k, v) in &tiles {
-                changed.insert(k.clone(), Value::from(*v));
+                candidate.insert(k.clone(), Value::from(*v));
             }
             if s != stages {
-                changed.insert("num_stages".to_owned(), Value::from(s));
-                changes.push(format!("num_stages {stages} -> {s}"));
+                candidate.insert("num_stages".to_owned(), Value::from(s));
+                words.push(format!("num_stages {stages} -> {s}"));
             }
             out.push(Candidate {
-                entry: changed,
-                changes,
+                entry: candidate,
+                changes: words,
             });
         }
         first_round = false;

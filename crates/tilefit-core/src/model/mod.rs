@@ -9,6 +9,7 @@
 
 pub mod capture;
 pub mod diff;
+pub mod fix_files;
 pub mod identity;
 pub mod kind;
 pub mod listed;

@@ -9,6 +9,7 @@ mod capture;
 pub mod devices;
 pub mod explain;
 mod exporter;
+pub mod fix_files;
 mod github;
 mod html;
 mod layout;

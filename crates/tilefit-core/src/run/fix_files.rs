@@ -15,10 +15,8 @@
 //! has one that fits or none is left.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::compile::toolchain::Toolchain;
@@ -27,9 +25,9 @@ use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::{Candidate, candidates, file_name_for, render_file, triton_folder};
 use crate::input::config_files::{self, ConfigFile};
 use crate::input::spec::ProbeSpec;
+use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
 use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
-use crate::units::format_count;
 
 /// Why the files could not be made.
 #[derive(Debug, thiserror::Error)]
@@ -64,58 +62,6 @@ impl crate::hint::Hint for FixFilesError {
     }
 }
 
-/// One entry's outcome.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct EntryFix {
-    /// The key (a batch size).
-    pub key: String,
-    /// Bytes of the entry as the source has it, on this device.
-    pub bytes_before: Option<u64>,
-    /// Bytes of what the file now holds (the same entry when it fits).
-    pub bytes_after: Option<u64>,
-    /// The changes (empty: kept as it was).
-    pub changes: Vec<String>,
-    /// No candidate fits: the entry is left out of a new file (the engine takes the nearest batch
-    /// size) and left as it was in a patched copy.
-    pub unfixable: bool,
-}
-
-/// One file written.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FileFix {
-    /// Its path below the output folder (the engine's own relative name).
-    pub name: String,
-    /// A patched copy of the engine's file, or a new file.
-    pub kind: &'static str,
-    /// The device it is for.
-    pub device: String,
-    /// That device's budget.
-    pub budget: u64,
-    /// The engine file it was made from.
-    pub source: String,
-    /// The entries settled, in the file's order: every entry of a new file, the entries that
-    /// missed in a patched copy.
-    pub entries: Vec<EntryFix>,
-    /// Entries in the source file.
-    pub entries_in_source: usize,
-    /// The file's text.
-    #[serde(skip)]
-    pub text: String,
-}
-
-/// What `--emit-files` writes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FixedFiles {
-    /// tilefit's version.
-    pub tilefit: String,
-    /// The Triton every entry was compiled with.
-    pub triton: String,
-    /// The files.
-    pub files: Vec<FileFix>,
-    /// Devices of the fleet that no file could be made for, and why.
-    pub skipped: Vec<(String, String)>,
-}
-
 /// One file to make: entries to settle on one device.
 struct Work {
     device: TargetDevice,
@@ -127,6 +73,21 @@ struct Work {
     entries: Vec<Pending>,
 }
 
+/// How the entry as the source has it fares on the device.
+#[derive(Clone, Copy, PartialEq)]
+enum Original {
+    /// Not compiled for it yet.
+    Unjudged,
+    /// Its verdict (`None`: it did not compile).
+    Judged(Option<VerdictCode>),
+}
+
+/// Per (work item, round key): the verdict on the item's device and the bytes.
+type Judgements = BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>;
+
+/// A file's entries: (key, entry).
+type Entries = Vec<(String, BTreeMap<String, Value>)>;
+
 struct Pending {
     key: String,
     entry: BTreeMap<String, Value>,
@@ -134,18 +95,14 @@ struct Pending {
     /// Candidates tried so far.
     next: usize,
     bytes_before: Option<u64>,
-    /// The entry as the source has it, judged on this device: `None` until it is.
-    original: Option<Option<VerdictCode>>,
+    /// The entry as the source has it, judged on this device.
+    original: Original,
     chosen: Option<(usize, Option<u64>)>,
     settled: bool,
 }
 
 impl Pending {
-    fn new(
-        key: String,
-        entry: BTreeMap<String, Value>,
-        judged: Option<Option<VerdictCode>>,
-    ) -> Pending {
+    fn new(key: String, entry: BTreeMap<String, Value>, judged: Original) -> Pending {
         let candidates = candidates(&entry);
         Pending {
             key,
@@ -160,7 +117,7 @@ impl Pending {
     }
 
     fn fits_as_is(&self) -> bool {
-        self.original == Some(Some(VerdictCode::Fits))
+        self.original == Original::Judged(Some(VerdictCode::Fits))
     }
 }
 
@@ -189,14 +146,20 @@ fn plan(
     triton: &str,
     skipped: &mut Vec<(String, String)>,
 ) -> Vec<Work> {
+    let mut work = patch_work(files, report);
+    work.extend(new_work(files, fleet, table, triton, skipped));
+    work
+}
+
+/// The files whose entries miss their own device, with those entries to settle.
+fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work> {
     let mut work = Vec::new();
     let listed = report.listed.as_ref();
-    let devices = &report.targets;
     for file in files {
         let Ok(device_name) = &file.device else {
             continue;
         };
-        let Some(device) = devices.iter().find(|d| &d.name == device_name) else {
+        let Some(device) = report.targets.iter().find(|d| &d.name == device_name) else {
             continue;
         };
         let Some(judged) = listed.and_then(|l| l.files.iter().find(|f| f.file == file.name)) else {
@@ -215,7 +178,13 @@ fn plan(
             .entries
             .iter()
             .filter(|(k, _)| over.contains(&k.as_str()))
-            .map(|(k, v)| Pending::new(k.clone(), v.clone(), Some(Some(VerdictCode::OverBudget))))
+            .map(|(k, v)| {
+                Pending::new(
+                    k.clone(),
+                    v.clone(),
+                    Original::Judged(Some(VerdictCode::OverBudget)),
+                )
+            })
             .collect();
         work.push(Work {
             device: device.clone(),
@@ -225,7 +194,43 @@ fn plan(
             entries,
         });
     }
-    // Every shape the engine ships, and who has a file for it.
+    work
+}
+
+/// The rank of a source file for a device without one: same arch first, then the same backend's
+/// closest budget (other backends never); ties by name.
+fn source_rank(
+    file: &ConfigFile,
+    device: &TargetDevice,
+    budget: u32,
+    table: &DeviceTable,
+) -> (u8, u64, String) {
+    let resolved = file
+        .device
+        .as_ref()
+        .ok()
+        .and_then(|d| table.resolve(d).ok());
+    let Some(r) = resolved else {
+        return (3, u64::MAX, file.name.clone());
+    };
+    let arch = r.arch();
+    let distance = u64::from(arch.budget().abs_diff(budget));
+    (
+        u8::from(arch.arch != device.arch) + u8::from(arch.backend != device.backend),
+        distance,
+        file.name.clone(),
+    )
+}
+
+/// New files for the fleet's devices, one per shape the engine ships that the device lacks.
+fn new_work(
+    files: &[ConfigFile],
+    fleet: &[TargetDevice],
+    table: &DeviceTable,
+    triton: &str,
+    skipped: &mut Vec<(String, String)>,
+) -> Vec<Work> {
+    let mut work = Vec::new();
     let mut shapes: BTreeMap<String, Vec<&ConfigFile>> = BTreeMap::new();
     for file in files
         .iter()
@@ -248,32 +253,17 @@ fn plan(
         else {
             continue;
         };
-        for (shape, sources) in &shapes {
+        for sources in shapes.values() {
             if sources
                 .iter()
                 .any(|f| f.device.as_ref().is_ok_and(|d| *d == device.name))
             {
                 continue;
             }
-            let rank = |f: &&ConfigFile| {
-                let resolved = f.device.as_ref().ok().and_then(|d| table.resolve(d).ok());
-                let Some(r) = resolved else {
-                    return (3, u64::MAX, f.name.clone());
-                };
-                let arch = r.arch();
-                let same_arch = arch.arch == device.arch;
-                let same_backend = arch.backend == device.backend;
-                let distance = u64::from(arch.budget().abs_diff(budget));
-                (
-                    u8::from(!same_arch) + u8::from(!same_backend),
-                    distance,
-                    f.name.clone(),
-                )
-            };
             let Some(source) = sources
                 .iter()
-                .filter(|f| rank(f).0 < 2)
-                .min_by_key(|f| rank(f))
+                .filter(|f| source_rank(f, device, budget, table).0 < 2)
+                .min_by_key(|f| source_rank(f, device, budget, table))
             else {
                 continue;
             };
@@ -290,7 +280,6 @@ fn plan(
                 Some((folder, _)) => format!("{folder}/{new_name}"),
                 None => new_name,
             };
-            let _ = shape;
             work.push(Work {
                 device: device.clone(),
                 name: new_name,
@@ -299,7 +288,7 @@ fn plan(
                 entries: source
                     .entries
                     .iter()
-                    .map(|(k, v)| Pending::new(k.clone(), v.clone(), None))
+                    .map(|(k, v)| Pending::new(k.clone(), v.clone(), Original::Unjudged))
                     .collect(),
             });
         }
@@ -320,7 +309,7 @@ fn next_round(work: &[Work]) -> Round {
             if pending.settled {
                 continue;
             }
-            if pending.original.is_none() {
+            if pending.original == Original::Unjudged {
                 round.push((w, e, None));
                 continue;
             }
@@ -439,9 +428,9 @@ fn compile_round(
     toolchain: &Toolchain,
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
-) -> Result<BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>, FixFilesError> {
+) -> Result<Judgements, FixFilesError> {
     let folder = scratch.join(format!("round-{number}"));
-    let mut by_item: BTreeMap<usize, Vec<(String, BTreeMap<String, Value>)>> = BTreeMap::new();
+    let mut by_item: BTreeMap<usize, Entries> = BTreeMap::new();
     for &(w, e, c) in round {
         let pending = &work[w].entries[e];
         let entry = c.map_or_else(
@@ -515,11 +504,7 @@ fn compile_round(
     Ok(out)
 }
 
-fn settle(
-    work: &mut [Work],
-    round: &Round,
-    results: &BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>,
-) {
+fn settle(work: &mut [Work], round: &Round, results: &Judgements) {
     for &(w, e, c) in round {
         let pending = &mut work[w].entries[e];
         let (verdict, bytes) = results
@@ -529,7 +514,7 @@ fn settle(
         match c {
             None => {
                 pending.bytes_before = bytes;
-                pending.original = Some(verdict);
+                pending.original = Original::Judged(verdict);
                 if verdict == Some(VerdictCode::Fits) {
                     pending.settled = true;
                 }
@@ -546,7 +531,7 @@ fn settle(
     // changes first) or none is left.
     for item in work.iter_mut() {
         for pending in &mut item.entries {
-            let judged = pending.original.is_some();
+            let judged = pending.original != Original::Unjudged;
             if judged && (pending.chosen.is_some() || pending.next >= pending.candidates.len()) {
                 pending.settled = true;
             }
@@ -557,8 +542,9 @@ fn settle(
 fn finish(item: Work, table: &DeviceTable) -> FileFix {
     let budget = table
         .resolve(&item.device.device)
-        .map(|r| u64::from(r.arch().budget()))
-        .unwrap_or(item.device.smem_per_block_optin);
+        .map_or(item.device.smem_per_block_optin, |r| {
+            u64::from(r.arch().budget())
+        });
     let mut fixes = Vec::new();
     let mut replacements = Vec::new();
     for pending in &item.entries {
@@ -596,7 +582,7 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         // The source's key order inside each entry, and no metadata key: the engine's loader
         // reads every key as a batch size.
         let source_text = std::fs::read_to_string(&item.source.path).unwrap_or_default();
-        let entries: Vec<(String, BTreeMap<String, Value>)> = fixes
+        let entries: Entries = fixes
             .iter()
             .filter_map(|(f, e)| e.clone().map(|e| (f.key.clone(), e)))
             .collect();
@@ -616,99 +602,4 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         entries_in_source: item.source.entries.len(),
         text,
     }
-}
-
-/// The pull request's summary: per device and file, the entries changed, bytes before and after,
-/// and what changed.
-pub fn summary(fixed: &FixedFiles) -> String {
-    let mut text = String::from("# Config files that fit every device\n\n");
-    let _ = writeln!(
-        text,
-        "Written by tilefit {} with Triton {}: every entry below was compiled for its device's arch and judged against the device's per-block shared-memory budget.\n",
-        fixed.tilefit, fixed.triton
-    );
-    text.push_str(
-        "**Derived and patched entries are guaranteed to launch, not tuned for speed on that device.** \
-         Each is the entry the engine shipped with the fewest changes that fit: fewer pipeline stages \
-         first, then a smaller tile along its largest dimension. Tune them on the device when you can.\n",
-    );
-    let mut devices: Vec<&str> = fixed.files.iter().map(|f| f.device.as_str()).collect();
-    devices.dedup();
-    devices.sort_unstable();
-    devices.dedup();
-    for device in devices {
-        let files: Vec<&FileFix> = fixed.files.iter().filter(|f| f.device == device).collect();
-        let budget = files.first().map_or(0, |f| f.budget);
-        let _ = writeln!(
-            text,
-            "\n## {device} ({} bytes per block)\n",
-            format_count(budget)
-        );
-        for file in files {
-            let changed = file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty())
-                .count();
-            let dropped = file.entries.iter().filter(|e| e.unfixable).count();
-            let _ = writeln!(
-                text,
-                "### `{}` ({}; from `{}`)\n\n{} of its {} entries changed{}.\n",
-                file.name,
-                if file.kind == "new" { "new" } else { "patched" },
-                file.source,
-                changed,
-                file.entries_in_source,
-                if dropped > 0 {
-                    format!(
-                        ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            if changed + dropped == 0 {
-                continue;
-            }
-            text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
-            for entry in file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty() || e.unfixable)
-            {
-                let _ = writeln!(
-                    text,
-                    "| {} | {} | {} | {} |",
-                    entry.key,
-                    entry.bytes_before.map_or("-".to_owned(), format_count),
-                    entry.bytes_after.map_or("-".to_owned(), format_count),
-                    if entry.unfixable {
-                        "none fits".to_owned()
-                    } else {
-                        entry.changes.join(", ")
-                    }
-                );
-            }
-            text.push('\n');
-        }
-    }
-    for (device, why) in &fixed.skipped {
-        let _ = writeln!(text, "\nNo files for {device}: {why}.");
-    }
-    text
-}
-
-/// Where the files go: `dir/<name>` for each, the summary and the provenance beside them.
-pub fn outputs(fixed: &FixedFiles, dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out: Vec<(PathBuf, String)> = fixed
-        .files
-        .iter()
-        .map(|f| (dir.join(&f.name), f.text.clone()))
-        .collect();
-    out.push((dir.join("SUMMARY.md"), summary(fixed)));
-    out.push((
-        dir.join("tilefit-provenance.json"),
-        serde_json::to_string_pretty(fixed).unwrap_or_default() + "\n",
-    ));
-    out
 }

@@ -20,45 +20,13 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
     let progress = Progress::new();
     let mut on_note = |line: String| progress.note(&line);
     if let ProbeMode::Matrix(versions) = &mode {
-        let python = args.compile.python.python.as_deref();
-        let mut on_event = |event: Event| progress.event(event);
-        let report = matrix::probe_matrix(
-            &spec,
-            &targets,
-            versions,
-            python,
-            &settings,
-            &mut on_note,
-            &mut on_event,
-        );
-        progress.finish();
-        let report = report?;
-        emit::emit_without_html(&report, &args.output)?;
-        // Each version is gated as its own run would be; the worst exit wins (2 over 1 over 0).
-        let gate = emit::gate_of(&args.output)?;
-        let mut code = crate::exit_codes::OK;
-        for version in &report.versions {
-            code = code.max(emit::finish_with(&gate, version, &args.output)?);
-        }
-        return Ok(code);
+        return run_matrix(args, (&spec, &targets), versions, &settings, &progress);
     }
     let wanted = settings::wanted(&args.compile.python);
     let toolchain = toolchains::select(&wanted, spec.triton.as_deref(), &mut on_note)?;
     spec.resolve_module(&toolchain.python)?;
     let mut on_event = |event: Event| {
-        if let Event::Planned {
-            jobs,
-            cached,
-            to_compile,
-        } = &event
-            && *to_compile > 0
-        {
-            progress.note(&format!(
-                "tilefit: {jobs} jobs ({cached} cached); compiling {to_compile} with Triton {} on {} workers",
-                toolchain.triton_version, settings.jobs
-            ));
-        }
-        progress.event(event);
+        progress.event_noting_plans(event, &toolchain.triton_version, settings.jobs);
     };
     match mode {
         ProbeMode::DumpJobs(path) => {
@@ -123,4 +91,30 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             emit::finish(&report, &args.output)
         }
     }
+}
+
+/// A version matrix: every version judged, each gated as its own run would be.
+fn run_matrix(
+    args: &ProbeArgs,
+    (spec, targets): (&spec::ProbeSpec, &[tilefit_core::device::TargetDevice]),
+    versions: &[String],
+    settings: &tilefit_core::compile::Settings,
+    progress: &Progress,
+) -> anyhow::Result<u8> {
+    let mut on_note = |line: String| progress.note(&line);
+    let python = args.compile.python.python.as_deref();
+    let mut on_event = |event: Event| progress.event(event);
+    let report = matrix::probe_matrix(
+        spec,
+        targets,
+        versions,
+        python,
+        settings,
+        &mut on_note,
+        &mut on_event,
+    );
+    progress.finish();
+    let report = report?;
+    emit::emit_without_html(&report, &args.output)?;
+    emit::finish_matrix(&report, &args.output)
 }

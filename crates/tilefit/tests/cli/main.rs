@@ -7,6 +7,7 @@ mod explain;
 mod extract;
 mod faults;
 mod field;
+mod fix_files;
 mod github;
 mod hostile;
 mod listed;
