@@ -201,60 +201,74 @@ fn run_target(
     Ok(capture::read(&records_file).map_err(|e: RecordsError| e.to_string()))
 }
 
-/// The probe result of one compile on one target, through a spec (the same TOML `--emit-spec`
-/// writes for it).
-fn compile_one(
-    compile: &Compile,
+/// The words of an error and its causes, on one line.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let _ = write!(text, ": {cause}");
+        source = cause.source();
+    }
+    text
+}
+
+/// The probe results of one target's compiles, each through its spec (the same TOML
+/// `--emit-spec` writes for it), on one pool of workers.
+fn compile_all(
+    compiles: &[Compile],
     target: &TargetDevice,
     toolchain: &Toolchain,
     settings: &Settings,
-    scratch: &Path,
-    name: &str,
+    (scratch, index): (&Path, usize),
     on_event: &mut dyn FnMut(Event),
-) -> CompileReport {
-    let mut report = CompileReport {
-        kernel: compile.kernel.clone(),
-        args: compile.args.clone(),
-        constexprs: compile.constexprs.clone(),
-        options: compile.options.clone(),
-        globals: compile.globals.clone(),
-        result: None,
-        error: None,
-    };
-    let text = spec_toml(
-        &[compile],
-        std::slice::from_ref(&target.device),
-        "captured by tilefit capture",
-    );
-    let path = scratch.join(format!("{name}.toml"));
-    if let Err(e) = std::fs::write(&path, &text) {
-        report.error = Some(format!("cannot write {}: {e}", path.display()));
-        return report;
-    }
-    let outcome = spec::parse(&text, &path)
-        .map_err(crate::run::probe::ProbeError::from)
-        .and_then(|spec| {
-            crate::run::probe::probe(
-                &spec,
-                std::slice::from_ref(target),
-                toolchain,
-                settings,
-                on_event,
-            )
-        });
-    match outcome {
-        Ok(probe) => report.result = probe.results.into_iter().next(),
-        Err(e) => {
-            let mut text = e.to_string();
-            let mut source = std::error::Error::source(&e);
-            while let Some(cause) = source {
-                let _ = write!(text, ": {cause}");
-                source = cause.source();
+) -> Vec<CompileReport> {
+    let mut reports: Vec<CompileReport> = compiles
+        .iter()
+        .map(|compile| CompileReport {
+            kernel: compile.kernel.clone(),
+            args: compile.args.clone(),
+            constexprs: compile.constexprs.clone(),
+            options: compile.options.clone(),
+            globals: compile.globals.clone(),
+            result: None,
+            error: None,
+        })
+        .collect();
+    let mut specs = Vec::new();
+    let mut spec_of = Vec::new();
+    for (i, compile) in compiles.iter().enumerate() {
+        let text = spec_toml(
+            &[compile],
+            std::slice::from_ref(&target.device),
+            "captured by tilefit capture",
+        );
+        let path = scratch.join(format!("spec-{index}-{i}.toml"));
+        if let Err(e) = std::fs::write(&path, &text) {
+            reports[i].error = Some(format!("cannot write {}: {e}", path.display()));
+            continue;
+        }
+        match spec::parse(&text, &path) {
+            Ok(spec) => {
+                specs.push(spec);
+                spec_of.push(i);
             }
-            report.error = Some(text);
+            Err(e) => reports[i].error = Some(chain(&e)),
         }
     }
-    report
+    let results = crate::run::probe::probe_each(
+        &specs,
+        std::slice::from_ref(target),
+        toolchain,
+        settings,
+        on_event,
+    );
+    for (i, outcome) in spec_of.into_iter().zip(results) {
+        match outcome {
+            Ok(probe) => reports[i].result = probe.results.into_iter().next(),
+            Err(e) => reports[i].error = Some(chain(&e)),
+        }
+    }
+    reports
 }
 
 /// One target's records judged: each distinct compile compiled for its arch, each launch given
@@ -274,15 +288,14 @@ fn judge_target(
     report.stopped.clone_from(&records.stopped);
     report.errors.clone_from(&records.errors);
     report.tests.clone_from(&records.tests);
-    report.compiles = planned
-        .compiles
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let name = format!("spec-{index}-{i}");
-            compile_one(c, &target, toolchain, settings, dir, &name, on_event)
-        })
-        .collect();
+    report.compiles = compile_all(
+        &planned.compiles,
+        &target,
+        toolchain,
+        settings,
+        (dir, index),
+        on_event,
+    );
     report.launches = planned
         .launches
         .iter()

@@ -216,15 +216,55 @@ fn sweep(
     on_event: &mut dyn FnMut(Event),
     keep: impl FnOnce(&Planned) -> Vec<bool>,
 ) -> Result<ProbeReport, ProbeError> {
-    let started = Instant::now();
     let scratch = Scratch::for_run(settings, "probe");
     let pool = compile::pool_for(toolchain, settings, &scratch);
-    let setup = setup(spec, toolchain, settings, &pool)?;
+    sweep_in(&pool, spec, targets, toolchain, settings, on_event, keep)
+}
+
+/// Probe each spec, one after the other, on one pool of workers (started once, kept warm between
+/// specs): for many small specs, such as the launches `tilefit capture` captured.
+pub fn probe_each(
+    specs: &[ProbeSpec],
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Vec<Result<ProbeReport, ProbeError>> {
+    let scratch = Scratch::for_run(settings, "probe");
+    let pool = compile::pool_for(toolchain, settings, &scratch);
+    specs
+        .iter()
+        .map(|spec| {
+            sweep_in(
+                &pool,
+                spec,
+                targets,
+                toolchain,
+                settings,
+                on_event,
+                |planned| vec![true; planned.jobs.len()],
+            )
+        })
+        .collect()
+}
+
+/// [`sweep`] on a pool the caller started.
+fn sweep_in(
+    pool: &compile::Pool,
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+    keep: impl FnOnce(&Planned) -> Vec<bool>,
+) -> Result<ProbeReport, ProbeError> {
+    let started = Instant::now();
+    let setup = setup(spec, toolchain, settings, pool)?;
     let mut planned = plan_sweep(spec, targets, &setup, settings)?;
     let mut kept = keep(&planned).into_iter();
     planned.jobs.retain(|_| kept.next().unwrap_or(false));
     let compile_jobs: Vec<crate::plan::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
-    let compiled = compile::compile_all(&compile_jobs, &pool, settings, on_event);
+    let compiled = compile::compile_all(&compile_jobs, pool, settings, on_event);
     let input_error = compiled.input_error.clone();
     let totals = Totals {
         recomputed: compiled.recomputed,
