@@ -41,6 +41,7 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::input::capture::RecordsError,
         crate::device::emulated::NotEmulable,
         crate::run::capture::CaptureError,
+        crate::run::fix_files::FixFilesError,
     );
     None
 }
