@@ -211,18 +211,11 @@ def _kernel_info(jit):
 
 
 def _unwrap(obj):
-    seen = 0
-    while obj is not None and hasattr(obj, "fn") and seen < 8:
-        if (
-            type(obj).__name__ == "JITFunction"
-            or hasattr(obj, "params")
-            and hasattr(obj, "arg_names")
-            and not hasattr(obj, "configs")
-            and not hasattr(obj, "values")
-        ):
-            return obj
+    """The JITFunction under `@triton.autotune` / `@triton.heuristics` wrappers (each has `.fn`)."""
+    from triton.runtime.jit import JITFunction
+
+    while obj is not None and not isinstance(obj, JITFunction) and hasattr(obj, "fn"):
         obj = obj.fn
-        seen += 1
     return obj
 
 

@@ -87,7 +87,8 @@ pub fn launch_text(launch: &LaunchReport) -> String {
     }
 }
 
-fn file_name(path: &str) -> &str {
+/// The last part of a path, as tables show a launching line's file.
+pub fn file_name(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
 }
 

@@ -10,16 +10,12 @@ use super::exporter::Exporter;
 use super::markdown::{Markdown, escape as md};
 use super::terminal::{Terminal, table};
 use crate::escape::control;
-use crate::judge::capture::config_of;
+use crate::judge::capture::{config_of, file_name};
 use crate::model::capture::{
     CaptureReport, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
 };
 use crate::units::format_count;
 use crate::vocab::describe_config;
-
-fn file_name(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
 
 /// Per kernel, the constexprs whose values differ between its compiles (on any target): with the
 /// options, what a row shows of a config.

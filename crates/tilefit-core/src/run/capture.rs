@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use crate::compile::toolchain::Toolchain;
@@ -451,11 +451,6 @@ pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
         files.push((name, spec_toml(&members, &devices, &comment)));
     }
     files
-}
-
-/// The scratch folder's package path, for the pytest plugin's child processes.
-pub fn package_dir(scratch: &Path) -> PathBuf {
-    scratch.join("py")
 }
 
 #[cfg(test)]
