@@ -121,9 +121,14 @@ impl Pending {
     }
 }
 
+/// A file's name without the folders before it (SGLang's `triton_X_Y_Z/`).
+fn base_name(name: &str) -> &str {
+    name.rsplit('/').next().unwrap_or(name)
+}
+
 /// The shape of a file: its name with the device and the Triton folder taken out.
 fn shape_of(name: &str) -> String {
-    let file = name.rsplit('/').next().unwrap_or(name);
+    let file = base_name(name);
     file_name_for(file, "*").unwrap_or_else(|| file.to_owned())
 }
 
@@ -267,7 +272,7 @@ fn new_work(
             else {
                 continue;
             };
-            let file = source.name.rsplit('/').next().unwrap_or(&source.name);
+            let file = base_name(&source.name);
             let Some(new_name) = file_name_for(file, &name) else {
                 continue;
             };
@@ -429,7 +434,6 @@ fn compile_round(
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Judgements, FixFilesError> {
-    let folder = scratch.join(format!("round-{number}"));
     let mut by_item: BTreeMap<usize, Entries> = BTreeMap::new();
     for &(w, e, c) in round {
         let pending = &work[w].entries[e];
@@ -439,54 +443,34 @@ fn compile_round(
         );
         by_item.entry(w).or_default().push((round_key(e, c), entry));
     }
-    let mut devices: Vec<TargetDevice> = Vec::new();
+    // One folder per arch, one sub-folder per work item: a scratch file's entries are compiled
+    // for its own device's arch only.
+    let mut fleets: BTreeMap<String, Vec<TargetDevice>> = BTreeMap::new();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
     for (w, entries) in &by_item {
         let item = &work[*w];
-        let file = item
-            .source
-            .name
-            .rsplit('/')
-            .next()
-            .unwrap_or(&item.source.name);
+        let file = base_name(&item.source.name);
         // The canonical name resolves to the device whatever it reports.
         let name = file_name_for(file, &item.device.name).unwrap_or_else(|| file.to_owned());
-        let dir = folder.join(format!("item-{w}"));
+        let dir = scratch
+            .join(format!("round-{number}-{}", item.device.arch))
+            .join(format!("item-{w}"));
         std::fs::create_dir_all(&dir)
             .map_err(|e| FixFilesError::Scratch(dir.display().to_string(), e))?;
         let path = dir.join(&name);
         std::fs::write(&path, render_file(entries, &[]))
             .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
         names.insert(format!("item-{w}/{name}"), *w);
-        if !devices.iter().any(|d| d.name == item.device.name) {
-            devices.push(item.device.clone());
+        let fleet = fleets.entry(item.device.arch.clone()).or_default();
+        if !fleet.iter().any(|d| d.name == item.device.name) {
+            fleet.push(item.device.clone());
         }
     }
     let mut round_spec = spec.clone();
-    round_spec.config_files = Some(folder.clone());
     round_spec.listed = None;
     let mut out = BTreeMap::new();
-    // One sweep per arch: a scratch file's entries are compiled for its own device's arch only.
-    let mut archs: Vec<String> = devices.iter().map(|d| d.arch.clone()).collect();
-    archs.sort();
-    archs.dedup();
-    for arch in archs {
-        let fleet: Vec<TargetDevice> = devices.iter().filter(|d| d.arch == arch).cloned().collect();
-        let arch_folder = scratch.join(format!("round-{number}-{arch}"));
-        for (name, w) in &names {
-            if work[*w].device.arch != arch {
-                continue;
-            }
-            let from = folder.join(name);
-            let to = arch_folder.join(name);
-            if let Some(parent) = to.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
-            }
-            std::fs::copy(&from, &to)
-                .map_err(|e| FixFilesError::Scratch(to.display().to_string(), e))?;
-        }
-        round_spec.config_files = Some(arch_folder);
+    for (arch, fleet) in fleets {
+        round_spec.config_files = Some(scratch.join(format!("round-{number}-{arch}")));
         let report = crate::run::probe::probe(&round_spec, &fleet, toolchain, settings, on_event)
             .map_err(|e| FixFilesError::Probe(Box::new(e)))?;
         let Some(listed) = report.listed else {

@@ -201,9 +201,12 @@ pub fn probe(
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<ProbeReport, ProbeError> {
-    sweep(spec, targets, toolchain, settings, on_event, |planned| {
-        vec![true; planned.jobs.len()]
-    })
+    sweep(spec, targets, toolchain, settings, on_event, keep_all)
+}
+
+/// Every planned job is compiled.
+fn keep_all(planned: &Planned) -> Vec<bool> {
+    vec![true; planned.jobs.len()]
 }
 
 /// Plan the sweep, compile the jobs `keep` says yes to (one answer per planned job), judge and
@@ -236,13 +239,7 @@ pub fn probe_each(
         .iter()
         .map(|spec| {
             sweep_in(
-                &pool,
-                spec,
-                targets,
-                toolchain,
-                settings,
-                on_event,
-                |planned| vec![true; planned.jobs.len()],
+                &pool, spec, targets, toolchain, settings, on_event, keep_all,
             )
         })
         .collect()
