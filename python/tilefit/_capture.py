@@ -14,12 +14,11 @@ record instead of time.
 from __future__ import annotations
 
 import hashlib
-import inspect
 import json
 import os
 import sys
 
-from tilefit import _emulation
+from tilefit import _emulation, _scope
 
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -37,6 +36,7 @@ class Recorder:
         self.stopped = []
         self.errors = []
         self.tests = []
+        self.scopes = {}
         self.calls = 0
         self._group = []
         self._benchmarking = 0
@@ -47,8 +47,18 @@ class Recorder:
         self.calls += 1
         self.current_call = name
 
-    def stop(self, error, call=None):
-        frame = _user_frame(error.__traceback__)
+    def stop(self, error, call=None, here=False):
+        """Record ``error`` as a stopped call, once: where it is raised (``here``, with the
+        stack's innermost user frame), or where the script let it out."""
+        if getattr(error, "_tilefit_recorded", False):
+            return
+        try:
+            error._tilefit_recorded = True
+        except AttributeError:
+            pass
+        frame = (
+            _user_frame(sys._getframe(2)) if here else _user_frame(error.__traceback__)
+        )
         self.stopped.append(
             {
                 "call": call or self.current_call,
@@ -71,14 +81,39 @@ class Recorder:
                 "triton": triton.__version__,
             },
             "launches": self.launches,
+            "scopes": self.scopes,
             "stopped": self.stopped,
             "errors": self.errors,
             "calls": self.calls,
             "tests": self.tests,
         }
 
+    def _tool_gaps(self):
+        """Values the stand-in tools (``nvidia-smi``...) were asked for and the table lacks:
+        they ran in subprocesses, which append them to the events file."""
+        events = os.environ.get("TILEFIT_CAPTURE_EVENTS")
+        if not events or not os.path.exists(events):
+            return
+        with open(events, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                try:
+                    event = json.loads(line)
+                except ValueError:
+                    continue
+                self.stopped.append(
+                    {
+                        "call": self.current_call,
+                        "file": None,
+                        "line": None,
+                        "reason": f"`{event.get('tool')}` was asked for the {event.get('gap')}, "
+                        "which tilefit's device table does not have",
+                    }
+                )
+        os.remove(events)
+
     def write(self, path):
-        text = json.dumps(self.as_json(), indent=1, default=repr)
+        self._tool_gaps()
+        text = _scope.dumps(self.as_json(), indent=1, default=repr)
         with open(path, "w", encoding="utf-8") as out:
             out.write(text + "\n")
 
@@ -166,7 +201,9 @@ def _argument(name, value):
             kind = "u64"
         return {"type": kind, "value": value}
     if isinstance(value, float):
-        return {"type": "fp32", "value": value}
+        # The JIT types every float fp32 whatever its value; the value is kept (a non-finite one
+        # as text) for the report.
+        return {"type": "fp32", "value": _scope.plain(value)}
     if type(value).__name__ == "TensorDescriptor":
         return {
             "type": "tensordesc",
@@ -192,18 +229,18 @@ def _argument(name, value):
 
 def _kernel_info(jit):
     fn = jit.fn
-    path = os.path.abspath(fn.__code__.co_filename)
-    try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = getattr(jit, "src", "") or ""
-    module = sys.modules.get(fn.__module__)
+    path = fn.__code__.co_filename
+    if not path.startswith("<"):
+        path = os.path.abspath(path)
+    source = getattr(jit, "src", "") or ""
     name = fn.__name__
-    module_level = module is not None and _unwrap(getattr(module, name, None)) is jit
+    # Module level in its own globals: wherever the module lives (sys.modules or not, __main__,
+    # an exec'd namespace).
+    module_level = _unwrap(fn.__globals__.get(name)) is jit
     return {
         "file": path,
         "function": name,
-        "module": fn.__module__,
+        "module": fn.__module__ or "",
         "line": fn.__code__.co_firstlineno,
         "digest": hashlib.sha256(source.encode()).hexdigest(),
         "module_level": module_level,
@@ -310,8 +347,14 @@ def capture_run(jit, args, kwargs, grid, warmup):
         }
         record["globals"] = _globals(jit)
         record["grid"] = None if warmup else _grid(grid, values)
+        text, digest = _scope.scope_file(jit)
+        record["kernel"]["scope"] = digest
+        if recorder is not None:
+            recorder.scopes.setdefault(digest, text)
     except _Unsupported as why:
         record["unsupported"] = str(why)
+    except _scope.NotCarried as why:
+        record["unsupported"] = f"its scope cannot be carried to a compile: {why}"
     if recorder is not None:
         recorder.launches.append(record)
 
@@ -377,6 +420,7 @@ def install(recorder):
     """Record every launch into ``recorder`` instead of running it."""
     global RECORDER
     RECORDER = recorder
+    _emulation.ON_STOP.append(lambda error: recorder.stop(error, here=True))
     from triton.runtime import autotuner
     from triton.runtime.jit import JITFunction
 

@@ -44,9 +44,16 @@ def main(argv):
             file=sys.stderr,
         )
         return 3
-    from tilefit import _capture, _emulation
+    from tilefit import _capture, _emulation, _system
 
     _emulation.install(device)
+    # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
+    scratch = os.path.dirname(os.path.abspath(out))
+    _system.write_tools(
+        device, os.path.join(scratch, f"bin-{os.getpid()}"), os.path.abspath(device_file)
+    )
+    _system.install_libraries(device)
+    os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
     recorder = _capture.Recorder(device)
     _capture.install(recorder)
     recorder.begin_call(module or os.path.basename(script))

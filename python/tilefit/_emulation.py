@@ -28,6 +28,17 @@ DEVICE = None
 HIP_VERSION = "tilefit-emulated"
 
 
+#: Called with each exception that stops host code (a value the table lacks, real data needed),
+#: where it is raised: a script that catches it cannot hide it (``_capture`` records it).
+ON_STOP = []
+
+
+def stopped_here(error):
+    """Tell the recorder that ``error`` stops the host code here, before it is raised."""
+    for callback in ON_STOP:
+        callback(error)
+
+
 class EmulationGap(RuntimeError):
     """Host code asked for a device value tilefit's table does not have."""
 
@@ -38,6 +49,7 @@ class EmulationGap(RuntimeError):
             f"tilefit's device table has no {what} for {name}: the emulation does not invent one "
             "(give it in the script, or add it to the table with its source)"
         )
+        stopped_here(self)
 
 
 class _Properties:
@@ -230,9 +242,34 @@ def _patch_torch(device):
         torch.version.hip = None
         if torch.version.cuda is None:
             torch.version.cuda = HIP_VERSION
+    _record_stops_at_dispatch(FakeTensorMode)
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     mode.__enter__()
     return mode
+
+
+#: The FakeTensor exceptions that mean the host code needs real data.
+_STOPS = (
+    "DataDependentOutputException",
+    "DynamicOutputShapeException",
+    "UnsupportedOperatorException",
+)
+
+
+def _record_stops_at_dispatch(mode_class):
+    """A FakeTensor op that needs real data (``.item()``, a data-dependent shape) is recorded as
+    it raises, so a script's ``try/except`` cannot hide it."""
+    real = mode_class.dispatch
+
+    def dispatch(self, func, types, args=(), kwargs=None):
+        try:
+            return real(self, func, types, args, kwargs)
+        except Exception as error:
+            if type(error).__name__ in _STOPS:
+                stopped_here(error)
+            raise
+
+    mode_class.dispatch = dispatch
 
 
 class _DeviceUtils:
@@ -378,6 +415,9 @@ def install(device):
     DEVICE = dict(device)
     _patch_torch(DEVICE)
     _patch_triton(DEVICE)
+    from tilefit import _autograd
+
+    _autograd.install()
 
 
 def stop_reason(error):

@@ -20,6 +20,10 @@ pub struct Records {
     /// Every launch, in order.
     #[serde(default)]
     pub launches: Vec<Launch>,
+    /// The scope files of the launched kernels, by the sha256 of their text: each defines its
+    /// kernel from its source with the values its names had at the launch.
+    #[serde(default)]
+    pub scopes: BTreeMap<String, String>,
     /// Calls stopped where the host code needed what emulation lacks.
     #[serde(default)]
     pub stopped: Vec<Stopped>,
@@ -60,9 +64,12 @@ pub struct CapturedKernel {
     pub line: u64,
     /// sha256 of its source.
     pub digest: String,
-    /// Whether its module has it at module level (so a compile can load it by name).
+    /// Whether its module has it at module level (in the function's own globals).
     #[serde(default)]
     pub module_level: bool,
+    /// The sha256 of its scope file ([`Records::scopes`]): what a compile loads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
 }
 
 /// A file and line.
@@ -211,13 +218,42 @@ impl crate::hint::Hint for RecordsError {
     }
 }
 
-/// Read one run's records.
+/// Read one run's records. A scope file whose text is not the digest it is filed under is an
+/// error naming it; a launch naming a scope the records do not hold cannot be compiled, and says so.
 pub fn read(path: &Path) -> Result<Records, RecordsError> {
     let value = untrusted::read_json(path)?;
-    serde_json::from_value(value).map_err(|e| RecordsError::Shape {
-        path: path.display().to_string(),
-        detail: e.to_string(),
-    })
+    let mut records: Records =
+        serde_json::from_value(value).map_err(|e| RecordsError::Shape {
+            path: path.display().to_string(),
+            detail: e.to_string(),
+        })?;
+    for (digest, text) in &records.scopes {
+        if crate::digest::sha256(text.as_bytes()) != *digest {
+            return Err(RecordsError::Shape {
+                path: path.display().to_string(),
+                detail: format!(
+                    "field `scopes.{}` does not hold the text of that digest",
+                    crate::escape::control(digest)
+                ),
+            });
+        }
+    }
+    for launch in &mut records.launches {
+        if launch.unsupported.is_none() {
+            match &launch.kernel.scope {
+                Some(digest) if records.scopes.contains_key(digest) => {}
+                Some(_) => {
+                    launch.unsupported =
+                        Some("the records hold no scope file for its kernel".to_owned());
+                }
+                None => {
+                    launch.unsupported =
+                        Some("the records give no scope for its kernel".to_owned());
+                }
+            }
+        }
+    }
+    Ok(records)
 }
 
 #[cfg(test)]

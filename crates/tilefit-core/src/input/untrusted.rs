@@ -18,6 +18,8 @@ const MESSAGE_FIELDS: &[&str] = &[
     "import_error",
     "error",
     "fallback",
+    // A captured kernel's scope file: Python source (its own text escaped by `repr`).
+    "scopes",
 ];
 
 /// The most strings one file may hold: far above any report tilefit writes (a 10,000-config

@@ -58,12 +58,16 @@ pub fn launch_verdict(
     if judged < verdicts.len() {
         return LaunchVerdict::NotJudged;
     }
-    match (autotuned, fits, over) {
-        (_, f, 0) if f == verdicts.len() => LaunchVerdict::Fits,
-        (false, _, o) if o > 0 => LaunchVerdict::Over,
-        (false, _, _) => LaunchVerdict::CompileError,
-        (true, 0, _) => LaunchVerdict::NoneFits,
-        (true, _, _) => LaunchVerdict::SomeSkipped,
+    // A compile error is never a fit verdict: a launch with one is a compile error (a fixed
+    // config over budget stays over: the engine crashes there whatever else fails), and "none
+    // fits" means every config compiled and every one is over.
+    match (autotuned, fits, over, errors) {
+        (_, f, 0, 0) if f == verdicts.len() => LaunchVerdict::Fits,
+        (false, _, o, _) if o > 0 => LaunchVerdict::Over,
+        (_, _, _, e) if e > 0 => LaunchVerdict::CompileError,
+        (true, 0, _, _) => LaunchVerdict::NoneFits,
+        (true, _, _, _) => LaunchVerdict::SomeSkipped,
+        (false, _, _, _) => LaunchVerdict::CompileError,
     }
 }
 

@@ -61,6 +61,10 @@ pub struct TargetCapture {
     /// Why the run gave no records, when it gave none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// The captured kernels' scope files, by digest (what the compiles loaded, and what
+    /// `--emit-spec` writes beside the specs).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub scopes: BTreeMap<String, String>,
 }
 
 /// One launch, judged.

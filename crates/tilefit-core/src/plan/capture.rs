@@ -54,18 +54,11 @@ pub struct Planned {
     pub launches: Vec<(PlannedLaunch, u64)>,
 }
 
-/// Why a captured launch cannot be compiled from its kernel's file.
+/// Why a captured launch cannot be compiled: what the emulated run said (the records' reader adds
+/// a kernel with no scope file). A kernel is compiled from its scope file, wherever its module
+/// lived, so where it was defined does not matter.
 fn not_loadable(launch: &Launch) -> Option<String> {
-    if let Some(why) = &launch.unsupported {
-        return Some(why.clone());
-    }
-    if !launch.kernel.module_level {
-        return Some(format!(
-            "`{}` is not a module-level name of its file, so a compile cannot load it by name",
-            launch.kernel.function
-        ));
-    }
-    None
+    launch.unsupported.clone()
 }
 
 fn compile_of(launch: &Launch) -> Compile {
@@ -156,6 +149,11 @@ fn toml_value(value: &Value) -> Option<String> {
             _ => return None,
         },
         Value::String(s) => toml::Value::String(s.clone()),
+        // A non-finite float, as the records carry it (JSON has none).
+        Value::Object(o) if o.len() == 1 => match o.get("float").and_then(Value::as_str) {
+            Some(text) => toml::Value::Float(text.parse::<f64>().ok()?),
+            None => return None,
+        },
         Value::Null | Value::Array(_) | Value::Object(_) => return None,
     };
     Some(converted.to_string())
@@ -197,10 +195,41 @@ fn arg_toml(arg: &CapturedArg) -> String {
     ty
 }
 
-/// The probe spec of `compiles` (one kernel's, with the same arguments and globals): what every
+/// The file name of a kernel's scope file: `{function}.{digest prefix}.py`, the function's name
+/// kept to what a file name may safely hold.
+pub fn scope_file_name(kernel: &CapturedKernel) -> String {
+    let function: String = kernel
+        .function
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .take(80)
+        .collect();
+    let digest: String = kernel
+        .scope
+        .as_deref()
+        .unwrap_or_default()
+        .chars()
+        .filter(char::is_ascii_hexdigit)
+        .take(12)
+        .collect();
+    let function = if function.is_empty() {
+        "kernel".to_owned()
+    } else {
+        function
+    };
+    format!("{function}.{digest}.py")
+}
+
+/// The probe spec of `compiles` (one kernel's, with the same arguments and scope): what every
 /// compile shares is fixed, what differs is a sweep axis (so the spec sweeps at least the captured
-/// configs and is ready to sweep more). `comment` heads the file.
-pub fn spec_toml(compiles: &[&Compile], targets: &[String], comment: &str) -> String {
+/// configs and is ready to sweep more). `comment` heads the file; `scope_file` is the kernel's
+/// scope file as the spec names it (relative to the spec, or absolute).
+pub fn spec_toml(
+    compiles: &[&Compile],
+    targets: &[String],
+    comment: &str,
+    scope_file: &str,
+) -> String {
     let Some(first) = compiles.first() else {
         return String::new();
     };
@@ -209,33 +238,28 @@ pub fn spec_toml(compiles: &[&Compile], targets: &[String], comment: &str) -> St
         let _ = writeln!(text, "# {line}");
     }
     let _ = writeln!(text, "\n[kernel]");
+    // The scope file defines the kernel from its own source with the values its names had at the
+    // launch; it imports only Triton, so the engine's import-time code (which reads the device)
+    // never runs outside the emulation.
     let _ = writeln!(
         text,
-        "file = {}",
-        toml::Value::String(first.kernel.file.clone())
+        "# {} line {}",
+        crate::escape::control(&first.kernel.file),
+        first.kernel.line
     );
+    let _ = writeln!(text, "file = {}", toml::Value::String(scope_file.to_owned()));
     let _ = writeln!(
         text,
         "function = {}",
         toml::Value::String(first.kernel.function.clone())
     );
-    // Only what the kernel reaches runs: the module's own import-time code (which reads the
-    // device) is not rerun outside the emulation; [globals] gives what it computed there.
-    let _ = writeln!(text, "load = \"extract\"");
+    let _ = writeln!(text, "load = \"import\"");
     if !targets.is_empty() {
         let names: Vec<String> = targets
             .iter()
             .map(|t| toml::Value::String(t.clone()).to_string())
             .collect();
         let _ = writeln!(text, "\n[targets]\ndevices = [{}]", names.join(", "));
-    }
-    let globals: Vec<String> = first
-        .globals
-        .iter()
-        .filter_map(|(k, v)| toml_value(v).map(|v| format!("{} = {v}", key(k))))
-        .collect();
-    if !globals.is_empty() {
-        let _ = writeln!(text, "\n[globals]\n{}", globals.join("\n"));
     }
     let _ = writeln!(text, "\n[args]");
     for (name, arg) in &first.args {
@@ -298,6 +322,7 @@ pub fn spec_groups(compiles: &[Compile]) -> Vec<Vec<usize>> {
         let same = |other: &Compile| {
             other.kernel.file == compile.kernel.file
                 && other.kernel.function == compile.kernel.function
+                && other.kernel.scope == compile.kernel.scope
                 && other.args == compile.args
                 && other.globals == compile.globals
                 && other.options.keys().eq(compile.options.keys())

@@ -25,13 +25,17 @@ use crate::model::capture::{
 };
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
-use crate::plan::capture::{Compile, plan, spec_groups, spec_toml};
+use crate::plan::capture::{Compile, plan, scope_file_name, spec_groups, spec_toml};
 
 /// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
 pub const PACKAGE: &[(&str, &str)] = &[
     (
         "__init__.py",
         include_str!("../../../../python/tilefit/__init__.py"),
+    ),
+    (
+        "_autograd.py",
+        include_str!("../../../../python/tilefit/_autograd.py"),
     ),
     (
         "_capture.py",
@@ -64,6 +68,14 @@ pub const PACKAGE: &[(&str, &str)] = &[
     (
         "_prune.py",
         include_str!("../../../../python/tilefit/_prune.py"),
+    ),
+    (
+        "_scope.py",
+        include_str!("../../../../python/tilefit/_scope.py"),
+    ),
+    (
+        "_system.py",
+        include_str!("../../../../python/tilefit/_system.py"),
     ),
     (
         "emulate.py",
@@ -216,6 +228,7 @@ fn chain(error: &dyn std::error::Error) -> String {
 /// `--emit-spec` writes for it), on one pool of workers.
 fn compile_all(
     compiles: &[Compile],
+    scopes: &BTreeMap<String, String>,
     target: &TargetDevice,
     toolchain: &Toolchain,
     settings: &Settings,
@@ -236,11 +249,29 @@ fn compile_all(
         .collect();
     let mut specs = Vec::new();
     let mut spec_of = Vec::new();
+    let kernels = scratch.join("kernels");
     for (i, compile) in compiles.iter().enumerate() {
+        let scope_path = kernels.join(scope_file_name(&compile.kernel));
+        let written = compile
+            .kernel
+            .scope
+            .as_ref()
+            .and_then(|d| scopes.get(d))
+            .ok_or_else(|| "the records hold no scope file for its kernel".to_owned())
+            .and_then(|scope| {
+                std::fs::create_dir_all(&kernels)
+                    .and_then(|()| std::fs::write(&scope_path, scope))
+                    .map_err(|e| format!("cannot write {}: {e}", scope_path.display()))
+            });
+        if let Err(why) = written {
+            reports[i].error = Some(why);
+            continue;
+        }
         let text = spec_toml(
             &[compile],
             std::slice::from_ref(&target.device),
             "captured by tilefit capture",
+            &scope_path.display().to_string(),
         );
         let path = scratch.join(format!("spec-{index}-{i}.toml"));
         if let Err(e) = std::fs::write(&path, &text) {
@@ -288,8 +319,10 @@ fn judge_target(
     report.stopped.clone_from(&records.stopped);
     report.errors.clone_from(&records.errors);
     report.tests.clone_from(&records.tests);
+    report.scopes.clone_from(&records.scopes);
     report.compiles = compile_all(
         &planned.compiles,
+        &records.scopes,
         &target,
         toolchain,
         settings,
@@ -368,6 +401,7 @@ pub fn capture(
             compiles: Vec::new(),
             tests: Vec::new(),
             failure: None,
+            scopes: BTreeMap::new(),
         };
         targets.push(match records {
             Ok(records) => judge_target(
@@ -403,7 +437,9 @@ pub fn capture(
 pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
     let mut compiles: Vec<Compile> = Vec::new();
     let mut launched_on: Vec<Vec<String>> = Vec::new();
+    let mut scopes: BTreeMap<&String, &String> = BTreeMap::new();
     for target in &report.targets {
+        scopes.extend(target.scopes.iter());
         for c in &target.compiles {
             let compile = Compile {
                 kernel: c.kernel.clone(),
@@ -448,7 +484,14 @@ pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
             report.script,
             devices.join(", ")
         );
-        files.push((name, spec_toml(&members, &devices, &comment)));
+        let scope_name = scope_file_name(&members[0].kernel);
+        let scope = members[0].kernel.scope.as_ref().and_then(|d| scopes.get(d));
+        if let Some(scope) = scope
+            && !files.iter().any(|(n, _)| *n == scope_name)
+        {
+            files.push((scope_name.clone(), (*scope).clone()));
+        }
+        files.push((name, spec_toml(&members, &devices, &comment, &scope_name)));
     }
     files
 }

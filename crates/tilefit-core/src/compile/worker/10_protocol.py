@@ -42,6 +42,17 @@ def _claim_stdout():
 PROTOCOL_OUT = None
 
 
+def read_request(line):
+    """A request line, with a non-finite float (JSON has none) written as `{"float": "-inf"}`
+    read back as the float."""
+    def non_finite(obj):
+        if len(obj) == 1 and isinstance(obj.get("float"), str):
+            return float(obj["float"])
+        return obj
+
+    return json.loads(line, object_hook=non_finite)
+
+
 def send(message):
     PROTOCOL_OUT.write(json.dumps(message, separators=(",", ":")) + "\n")
     PROTOCOL_OUT.flush()

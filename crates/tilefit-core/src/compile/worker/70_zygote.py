@@ -110,7 +110,7 @@ def zygote_loop():
         line, pending = pending.split(b"\n", 1)
         if not line.strip():
             continue
-        request = json.loads(line)
+        request = read_request(line)
         _sweep(exits)
         reply = {"type": "reply", "id": request.get("id"), "pid": os.getpid()}
         kind = request.get("type")

@@ -60,7 +60,7 @@ def serve():
     for line in lines:
         if not line.strip():
             continue
-        send(handle(json.loads(line)))
+        send(handle(read_request(line)))
 
 
 if __name__ == "__main__":
