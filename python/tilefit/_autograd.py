@@ -51,6 +51,24 @@ def _materialize(node, grads):
     return filled
 
 
+def _validated(node, input_nr, grad):
+    """A gradient as the engine's ``validate_outputs`` hands it on: summed down to the shape of
+    the input it is for (a broadcast in the forward), in that input's dtype."""
+    metadata = getattr(node, "_input_metadata", None)
+    if metadata is None or input_nr >= len(metadata):
+        return grad
+    meta = metadata[input_nr]
+    try:
+        shape = tuple(meta.shape)
+        if tuple(grad.shape) != shape:
+            grad = grad.sum_to_size(shape)
+        if grad.dtype != meta.dtype:
+            grad = grad.to(meta.dtype)
+    except (AttributeError, RuntimeError, TypeError):
+        return grad
+    return grad
+
+
 def _edge(tensor_or_edge):
     import torch
 
@@ -65,7 +83,16 @@ def _inputs_of(node):
     return len(metadata) if metadata is not None else 1
 
 
-def run_backward(roots, grad_roots, inputs=(), accumulate_grad=True):
+def run_backward(roots, grad_roots, inputs=(), accumulate_grad=True, create_graph=False):
+    """See :func:`_run`; the nodes run with grad mode on only for ``create_graph`` (as the
+    engine runs them)."""
+    import torch
+
+    with torch.set_grad_enabled(create_graph):
+        return _run(roots, grad_roots, inputs, accumulate_grad)
+
+
+def _run(roots, grad_roots, inputs, accumulate_grad):
     """Walk the graph from ``roots`` (tensors) seeded with ``grad_roots``. With ``inputs`` and no
     accumulation (``torch.autograd.grad``), return the gradient reaching each input; with
     accumulation, accumulate into the leaves (only ``inputs``' leaves, when given)."""
@@ -120,6 +147,7 @@ def run_backward(roots, grad_roots, inputs=(), accumulate_grad=True):
             buffer.append(None)
         if grad is None:
             return
+        grad = _validated(node, input_nr, grad)
         buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
 
     ready = []
@@ -217,7 +245,11 @@ class Engine:
                 accumulate_grad,
             )
         return run_backward(
-            list(tensors), list(grad_tensors), tuple(inputs or ()), accumulate_grad
+            list(tensors),
+            list(grad_tensors),
+            tuple(inputs or ()),
+            accumulate_grad,
+            create_graph,
         )
 
 

@@ -42,6 +42,10 @@ pub struct EmulatedDevice {
     pub max_threads_per_sm: Option<u32>,
     /// Threads per block.
     pub max_threads_per_block: u32,
+    /// For an arch named alone: the product of that arch the emulation answers as (its name and
+    /// SM count), the budget class's default-fleet product first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub represented_by: Option<String>,
 }
 
 /// Why a target cannot be emulated.
@@ -92,7 +96,24 @@ impl EmulatedDevice {
             .resolve(&target.device)
             .map_err(|e| fail(&e.to_string()))?;
         let arch = resolved.arch();
-        let product = resolved.product();
+        // An arch named alone answers as a named product of that arch: host code asks for a
+        // device name (every engine does), and a product's values are sourced.
+        let represented = resolved.product().is_none().then(|| {
+            let mut candidates: Vec<_> = table
+                .products_of(&arch.arch)
+                .filter(|p| p.reports.is_some())
+                .collect();
+            candidates.sort_by_key(|p| !p.default_fleet);
+            candidates.into_iter().next()
+        });
+        let represented = represented.flatten();
+        let product = resolved.product().or(represented);
+        if product.and_then(|p| p.reports.as_ref()).is_none() {
+            return Err(fail(&format!(
+                "the table has no sourced reported name (what `torch.cuda.get_device_name()` returns) for {}",
+                product.map_or_else(|| format!("any product of {}", arch.arch), |p| p.name.clone())
+            )));
+        }
         let (major, minor) = capability(&arch.arch, arch.compute_capability.as_deref())
             .ok_or_else(|| fail("the table gives no compute capability for its arch"))?;
         Ok(EmulatedDevice {
@@ -114,6 +135,7 @@ impl EmulatedDevice {
             regs_per_block: value(arch.regs_per_block.as_ref()),
             max_threads_per_sm: value(arch.max_threads_per_sm.as_ref()),
             max_threads_per_block: arch.max_threads_per_block.value,
+            represented_by: represented.map(|p| p.name.clone()),
         })
     }
 }
@@ -129,6 +151,35 @@ mod tests {
         assert_eq!(capability("gfx90a", None), Some((9, 0)));
         assert_eq!(capability("gfx1100", None), Some((11, 0)));
         assert_eq!(capability("gfx1151", None), Some((11, 5)));
+    }
+
+    #[test]
+    fn every_device_emulates_with_a_sourced_name_or_is_refused_naming_it() {
+        let table = DeviceTable::builtin().unwrap();
+        let mut names: Vec<String> = table.products().iter().map(|p| p.name.clone()).collect();
+        names.extend(table.archs().iter().map(|a| a.arch.clone()));
+        let mut refused = Vec::new();
+        for name in &names {
+            let targets = TargetDevice::resolve(table, std::slice::from_ref(name)).unwrap();
+            match EmulatedDevice::of(table, &targets[0]) {
+                Ok(device) => assert!(device.name.is_some(), "{name}"),
+                Err(e) => {
+                    assert!(e.why.contains("reported name"), "{name}: {e}");
+                    refused.push(name.clone());
+                }
+            }
+        }
+        // Every arch answers (as a named product of its arch); the products the table has no
+        // sourced name for are few, and each is refused before any work.
+        assert!(
+            table.archs().iter().all(|a| !refused.contains(&a.arch)),
+            "{refused:?}"
+        );
+        assert!(refused.len() * 4 < names.len(), "{refused:?}");
+        let targets = TargetDevice::resolve(table, &["sm_120".to_owned()]).unwrap();
+        let sm120 = EmulatedDevice::of(table, &targets[0]).unwrap();
+        assert!(sm120.represented_by.is_some());
+        assert_eq!(sm120.smem_per_block_optin, 101_376);
     }
 
     #[test]
@@ -163,9 +214,13 @@ mod tests {
             ("gfx942", "hip", 9, 4, 64)
         );
         assert_eq!(mi.name.as_deref(), Some("AMD Instinct MI300X"));
-        // An arch named alone has no product: no name, no SM count, never invented.
+        // An arch named alone answers as a named product of its arch, and says which.
         let sm90 = EmulatedDevice::of(table, &targets[2]).unwrap();
-        assert_eq!((sm90.name, sm90.multiprocessor_count), (None, None));
+        assert_eq!(
+            (sm90.name.as_deref(), sm90.multiprocessor_count),
+            (Some("NVIDIA H100 80GB HBM3"), Some(132))
+        );
+        assert_eq!(sm90.represented_by.as_deref(), Some("H100 SXM"));
         assert_eq!(sm90.smem_per_block_optin, 232_448);
     }
 }

@@ -382,11 +382,22 @@ pub fn capture(
     let dir = scratch.path().to_path_buf();
     write_package(&dir.join("py"))
         .map_err(|e| CaptureError::Scratch(dir.display().to_string(), e))?;
+    // Every target is checked before any runs: one that cannot be emulated is refused with the
+    // value it lacks, before any work.
+    let emulated: Vec<EmulatedDevice> = run
+        .targets
+        .iter()
+        .map(|target| EmulatedDevice::of(table, target))
+        .collect::<Result<_, _>>()?;
     let mut targets = Vec::new();
-    for (index, target) in run.targets.iter().enumerate() {
-        let emulated = EmulatedDevice::of(table, target)?;
+    for (index, (target, emulated)) in run.targets.iter().zip(emulated).enumerate() {
+        let represented = emulated
+            .represented_by
+            .as_ref()
+            .map(|p| format!(", answering as the {p}"))
+            .unwrap_or_default();
         on_note(format!(
-            "tilefit: running {shown} as if on {} ({})",
+            "tilefit: running {shown} as if on {} ({}{represented})",
             target.device, target.arch
         ));
         let records = run_target(toolchain, &dir, run, index, &emulated)?;

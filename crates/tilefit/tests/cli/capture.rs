@@ -136,24 +136,16 @@ fn the_emulated_device_answers_from_the_table_per_backend() {
     assert_eq!(mi["version_cuda"], Value::Null);
     assert!(mi["version_hip"].is_string());
 
-    // An arch named alone has no product: no name, no SM count.
+    // An arch named alone answers as a named product of that arch, and the report says which.
     let sm90 = read("sm_90");
     assert_eq!(sm90["capability"], serde_json::json!([9, 0]));
-    assert!(
-        sm90["device_name"]
-            .as_str()
-            .unwrap()
-            .contains("the name the device reports"),
-        "{sm90}"
-    );
-    assert!(
-        sm90["props"]["multi_processor_count"]
-            .as_str()
-            .unwrap()
-            .starts_with("EmulationGap")
-    );
+    assert_eq!(sm90["device_name"], "NVIDIA H100 80GB HBM3", "{sm90}");
+    assert_eq!(sm90["props"]["multi_processor_count"], 132);
     assert_eq!(sm90["props"]["shared_memory_per_block_optin"], 232_448);
-    assert_eq!(target(&report, "sm_90")["emulated"]["name"], Value::Null);
+    let emulated = &target(&report, "sm_90")["emulated"];
+    assert_eq!(emulated["name"], "NVIDIA H100 80GB HBM3");
+    assert_eq!(emulated["represented_by"], "H100 SXM");
+    assert!(run.stderr.contains("answering as the H100 SXM"), "{}", run.stderr);
 }
 
 #[test]
