@@ -69,7 +69,23 @@ def record(out, script, args):
 
 
 def _plain(value):
-    return json.dumps(value, sort_keys=True)
+    """Constexprs as one comparable text: a `tl` dtype by Triton's own short name (the hook
+    prints `tl.bf16`, the capture `tl.bfloat16`: the same dtype)."""
+    return json.dumps({k: _dtype_name(v) for k, v in value.items()}, sort_keys=True)
+
+
+def _dtype_name(value):
+    if not (isinstance(value, str) and value.startswith("tl.")):
+        return value
+    import triton.language as tl
+
+    named = getattr(tl, value[3:], None)
+    if isinstance(named, tl.dtype):
+        return f"tl.{named}"
+    try:
+        return f"tl.{tl.dtype(value[3:])}"
+    except (ValueError, AssertionError, TypeError):
+        return value
 
 
 def compare(real_file, capture_file, device):

@@ -83,7 +83,9 @@ def _inputs_of(node):
     return len(metadata) if metadata is not None else 1
 
 
-def run_backward(roots, grad_roots, inputs=(), accumulate_grad=True, create_graph=False):
+def run_backward(
+    roots, grad_roots, inputs=(), accumulate_grad=True, create_graph=False
+):
     """See :func:`_run`; the nodes run with grad mode on only for ``create_graph`` (as the
     engine runs them)."""
     import torch

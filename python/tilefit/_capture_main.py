@@ -50,7 +50,9 @@ def main(argv):
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
     scratch = os.path.dirname(os.path.abspath(out))
     _system.write_tools(
-        device, os.path.join(scratch, f"bin-{os.getpid()}"), os.path.abspath(device_file)
+        device,
+        os.path.join(scratch, f"bin-{os.getpid()}"),
+        os.path.abspath(device_file),
     )
     _system.install_libraries(device)
     os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"

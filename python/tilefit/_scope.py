@@ -103,7 +103,11 @@ def _referenced(src):
     (``utils.helper`` gives ``{"utils": {("helper",)}}``)."""
     tree = ast.parse(src)
     function = next(
-        (n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+        (
+            n
+            for n in tree.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ),
         None,
     )
     if function is None:
@@ -197,9 +201,8 @@ class _Writer:
 
     def module(self, module, where, chains):
         name = module.__name__
-        if _triton_module(name) or _stdlib(name):
-            if sys.modules.get(name) is module:
-                return f"_importlib.import_module({name!r})"
+        if (_triton_module(name) or _stdlib(name)) and sys.modules.get(name) is module:
+            return f"_importlib.import_module({name!r})"
         if () in chains and not any(chains - {()}):
             # The module itself is used as a value (passed on, compared): not something a
             # kernel can do with an engine's module.
@@ -225,7 +228,11 @@ class _Writer:
             raise NotCarried(f"`{jit.fn.__name__}` calls itself")
         self.defining.add(key)
         fn = jit.fn
-        scope = jit.get_capture_scope() if hasattr(jit, "get_capture_scope") else fn.__globals__
+        scope = (
+            jit.get_capture_scope()
+            if hasattr(jit, "get_capture_scope")
+            else fn.__globals__
+        )
         if not hasattr(jit, "get_capture_scope") and fn.__closure__:
             scope = dict(scope)
             for name, cell in zip(fn.__code__.co_freevars, fn.__closure__):

@@ -39,7 +39,9 @@ def write_tools(device, folder, device_file):
                 "from tilefit._system import main\n"
                 f"sys.exit(main({tool!r}, {device_file!r}, sys.argv[1:]))\n"
             )
-        os.chmod(path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        os.chmod(
+            path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
+        )
     os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
 
 
@@ -80,12 +82,16 @@ def _nvidia_smi(device, args):
     name = device.get("name")
     if name is None:
         return _gap(device, "reported name", tool)
-    query = next((a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")), None)
+    query = next(
+        (a.split("=", 1)[1] for a in args if a.startswith("--query-gpu=")), None
+    )
     if query is None and "--query-gpu" in args:
         at = args.index("--query-gpu")
         query = args[at + 1] if at + 1 < len(args) else ""
     if query is not None:
-        formats = next((a.split("=", 1)[1] for a in args if a.startswith("--format=")), "csv")
+        formats = next(
+            (a.split("=", 1)[1] for a in args if a.startswith("--format=")), "csv"
+        )
         fields = [f.strip() for f in query.split(",") if f.strip()]
         values = []
         for field in fields:
@@ -104,13 +110,17 @@ def _nvidia_smi(device, args):
     unknown = [a for a in args if a not in known]
     if unknown:
         return _gap(device, f"answer to `nvidia-smi {' '.join(unknown)}`", tool)
-    print(f"GPU 0: {name} (emulated by tilefit: compute capability {device['major']}.{device['minor']})")
+    print(
+        f"GPU 0: {name} (emulated by tilefit: compute capability {device['major']}.{device['minor']})"
+    )
     return 0
 
 
 def _amd_tool(device, tool, args):
     if device["backend"] != "hip":
-        print("ERROR: No AMD GPUs specified / amdgpu driver not loaded", file=sys.stderr)
+        print(
+            "ERROR: No AMD GPUs specified / amdgpu driver not loaded", file=sys.stderr
+        )
         return 2
     name = device.get("name")
     if name is None:
@@ -221,7 +231,10 @@ def _amdsmi_patches(module, device):
     def asic(_handle):
         if device.get("name") is None:
             raise EmulationGap("reported name")
-        return {"market_name": device["name"], "target_graphics_version": device["arch"]}
+        return {
+            "market_name": device["name"],
+            "target_graphics_version": device["arch"],
+        }
 
     return {
         "amdsmi_init": init,
@@ -265,8 +278,10 @@ class _Finder(importlib.abc.MetaPathFinder):
                 continue
             spec = finder.find_spec(fullname, path, target)
             if spec is not None and spec.loader is not None:
-                device = self._device
-                spec.loader = _PatchingLoader(spec.loader, lambda m: patch(m, device))
+                spec.loader = _PatchingLoader(
+                    spec.loader,
+                    lambda m, patch=patch, device=self._device: patch(m, device),
+                )
                 return spec
         return None
 

@@ -111,7 +111,10 @@ impl EmulatedDevice {
         if product.and_then(|p| p.reports.as_ref()).is_none() {
             return Err(fail(&format!(
                 "the table has no sourced reported name (what `torch.cuda.get_device_name()` returns) for {}",
-                product.map_or_else(|| format!("any product of {}", arch.arch), |p| p.name.clone())
+                product.map_or_else(
+                    || format!("any product of {}", arch.arch),
+                    |p| p.name.clone()
+                )
             )));
         }
         let (major, minor) = capability(&arch.arch, arch.compute_capability.as_deref())

@@ -222,11 +222,10 @@ impl crate::hint::Hint for RecordsError {
 /// error naming it; a launch naming a scope the records do not hold cannot be compiled, and says so.
 pub fn read(path: &Path) -> Result<Records, RecordsError> {
     let value = untrusted::read_json(path)?;
-    let mut records: Records =
-        serde_json::from_value(value).map_err(|e| RecordsError::Shape {
-            path: path.display().to_string(),
-            detail: e.to_string(),
-        })?;
+    let mut records: Records = serde_json::from_value(value).map_err(|e| RecordsError::Shape {
+        path: path.display().to_string(),
+        detail: e.to_string(),
+    })?;
     for (digest, text) in &records.scopes {
         if crate::digest::sha256(text.as_bytes()) != *digest {
             return Err(RecordsError::Shape {

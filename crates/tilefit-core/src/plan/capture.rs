@@ -247,7 +247,11 @@ pub fn spec_toml(
         crate::escape::control(&first.kernel.file),
         first.kernel.line
     );
-    let _ = writeln!(text, "file = {}", toml::Value::String(scope_file.to_owned()));
+    let _ = writeln!(
+        text,
+        "file = {}",
+        toml::Value::String(scope_file.to_owned())
+    );
     let _ = writeln!(
         text,
         "function = {}",

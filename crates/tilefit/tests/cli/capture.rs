@@ -145,7 +145,11 @@ fn the_emulated_device_answers_from_the_table_per_backend() {
     let emulated = &target(&report, "sm_90")["emulated"];
     assert_eq!(emulated["name"], "NVIDIA H100 80GB HBM3");
     assert_eq!(emulated["represented_by"], "H100 SXM");
-    assert!(run.stderr.contains("answering as the H100 SXM"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("answering as the H100 SXM"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -397,4 +401,154 @@ fn pytest_emulates_each_device_and_reports_what_it_would_miss() {
     );
     assert!(!stdout.contains("would miss a100"), "{stdout}");
     assert!(stdout.contains("gate failed"), "{stdout}");
+}
+
+/// The `verdict` of every launch of `device`, by kernel.
+fn verdicts<'a>(report: &'a Value, device: &str) -> Vec<(&'a str, &'a str)> {
+    target(report, device)["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["kernel"]["function"].as_str().unwrap(),
+                l["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The shared bytes of a launch's only compile on `device`.
+fn bytes(report: &Value, device: &str, launch: &Value) -> u64 {
+    let compiles = compiles(report, device, launch);
+    assert_eq!(compiles.len(), 1, "{launch}");
+    compiles[0]["result"]["shared_bytes"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no bytes: {}", compiles[0]))
+}
+
+#[test]
+fn kernels_from_bare_importlib_an_exec_dict_and_a_factory_are_judged() {
+    let kernel = repo().join("examples/mla_decode/mla_decode.py");
+    let (run, report) = capture(
+        &fixture("plain_importlib.py"),
+        "rtx-pro-6000,h100",
+        &[],
+        &[kernel.to_str().unwrap()],
+    );
+    assert!(
+        run.stderr.is_empty() || !run.stderr.contains("error"),
+        "{}",
+        run.stderr
+    );
+    for device in ["rtx-pro-6000", "h100"] {
+        let t = target(&report, device);
+        assert!(t["errors"].as_array().unwrap().is_empty(), "{t}");
+        let all = verdicts(&report, device);
+        assert_eq!(all.len(), 3, "{all:?}");
+        assert!(all.iter().all(|(_, v)| *v != "not-judged"), "{all:?}");
+    }
+    // The module loaded with bare importlib and the dict it was exec'd into: the same kernel,
+    // the same bytes, over the desk part's budget and within the datacenter part's.
+    let desk = launches(&report, "rtx-pro-6000", "mla_decode_stage1");
+    let big = launches(&report, "h100", "mla_decode_stage1");
+    assert_eq!((desk.len(), big.len()), (2, 2));
+    for (d, b) in desk.iter().zip(&big) {
+        assert_eq!(d["verdict"], "over");
+        assert_eq!(b["verdict"], "fits");
+        assert!(bytes(&report, "rtx-pro-6000", d) > 101_376);
+        assert!(bytes(&report, "h100", b) <= 232_448);
+    }
+    // The factory's kernel: its tiles come from the closure.
+    let desk = launches(&report, "rtx-pro-6000", "matmul");
+    let big = launches(&report, "h100", "matmul");
+    assert_eq!(desk[0]["verdict"], "over");
+    assert_eq!(big[0]["verdict"], "fits");
+    assert!(bytes(&report, "rtx-pro-6000", desk[0]) > 101_376);
+}
+
+#[test]
+fn conditional_imports_caught_stops_and_the_backward_pass_are_all_in_the_report() {
+    let (run, report) = capture(&fixture("caught.py"), "h100", &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let h100 = target(&report, "h100");
+    assert!(h100["errors"].as_array().unwrap().is_empty(), "{h100}");
+    // The forward kernel's helper uses `rsqrt` bound by a try/except import: it compiles.
+    let forward = launches(&report, "h100", "rms_norm_fwd");
+    let backward = launches(&report, "h100", "rms_norm_bwd");
+    assert!(!forward.is_empty() && !backward.is_empty(), "{h100}");
+    for launch in forward.iter().chain(&backward) {
+        assert_eq!(launch["verdict"], "fits", "{launch}");
+        for c in compiles(&report, "h100", launch) {
+            assert!(c["error"].is_null(), "{c}");
+        }
+    }
+    // Three forward passes and three backward passes ran (.backward(), autograd.grad and
+    // .backward() again): the backward kernels launched from the custom Function's backward.
+    let count = |l: &[&Value]| l.iter().map(|l| l["count"].as_u64().unwrap()).sum::<u64>();
+    assert_eq!((count(&forward), count(&backward)), (3, 3));
+    // Both `.item()` calls the script caught are stops, at their own lines.
+    let source = std::fs::read_to_string(fixture("caught.py")).unwrap();
+    let line_of = |needle: &str| source.lines().position(|l| l.contains(needle)).unwrap() + 1;
+    let stopped: Vec<u64> = h100["stopped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["line"].as_u64().unwrap())
+        .collect();
+    let wanted = [
+        line_of("print(\"loss\""),
+        line_of("CHECK and dx.sum().item()"),
+    ];
+    assert_eq!(stopped.len(), 2, "{stopped:?}");
+    for line in wanted {
+        assert!(stopped.contains(&(line as u64)), "{line} in {stopped:?}");
+    }
+}
+
+#[test]
+fn the_vendor_tools_and_nvml_answer_for_the_emulated_device() {
+    let out = scratch("capture-system-out");
+    let (run, report) = capture(
+        &fixture("system_query.py"),
+        "h100,mi300x",
+        &[],
+        &[out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let read = |name: &str| -> Value {
+        let path = out.join(format!("{name}.json"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    };
+    let h100 = read("NVIDIA_H100_80GB_HBM3");
+    assert_eq!(h100["smi_list"]["out"], "GPU 0: NVIDIA H100 80GB HBM3\n");
+    assert_eq!(h100["smi_query"]["out"], "NVIDIA H100 80GB HBM3, 9.0\n");
+    // The table has no total memory: the tool names it and fails, and the report says so.
+    assert_ne!(h100["smi_memory"]["code"], 0);
+    assert!(
+        h100["smi_memory"]["err"]
+            .as_str()
+            .unwrap()
+            .contains("memory.total")
+    );
+    let stops = target(&report, "h100")["stopped"].to_string();
+    assert!(stops.contains("memory.total"), "{stops}");
+    assert_ne!(h100["rocm_smi"]["code"], 0, "no AMD GPU on a CUDA target");
+    if h100["nvml"] != "not installed" {
+        assert_eq!(h100["nvml"]["name"], "NVIDIA H100 80GB HBM3", "{h100}");
+        assert_eq!(h100["nvml"]["capability"], serde_json::json!([9, 0]));
+        assert_eq!(h100["nvml"]["count"], 1);
+    }
+    let mi = read("AMD_Instinct_MI300X");
+    assert_eq!(mi["rocm_smi"]["code"], 0);
+    assert!(
+        mi["rocm_smi"]["out"]
+            .as_str()
+            .unwrap()
+            .contains("AMD Instinct MI300X")
+    );
+    assert_ne!(mi["smi_list"]["code"], 0, "no NVIDIA GPU on a HIP target");
+    if mi["nvml"] != "not installed" {
+        assert!(mi["nvml"]["error"].is_string(), "{mi}");
+    }
 }

@@ -36,7 +36,9 @@ pub(super) fn scalar(value: &toml::Value) -> Option<Value> {
     match value {
         toml::Value::Integer(i) => Some(Value::from(*i)),
         // JSON has no infinity or NaN: the worker reads `{"float": "-inf"}` back as the float.
-        toml::Value::Float(f) if !f.is_finite() => Some(serde_json::json!({ "float": f.to_string() })),
+        toml::Value::Float(f) if !f.is_finite() => {
+            Some(serde_json::json!({ "float": f.to_string() }))
+        }
         toml::Value::Float(f) => Some(Value::from(*f)),
         toml::Value::Boolean(b) => Some(Value::from(*b)),
         toml::Value::String(s) => Some(Value::from(s.clone())),
