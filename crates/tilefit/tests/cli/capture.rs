@@ -552,3 +552,40 @@ fn the_vendor_tools_and_nvml_answer_for_the_emulated_device() {
         assert!(mi["nvml"]["error"].is_string(), "{mi}");
     }
 }
+
+#[test]
+fn a_pytest_module_in_importlib_mode_has_its_factory_kernel_judged() {
+    let cache = scratch("capture-importlib-mode");
+    let json = cache.join("report.json");
+    let suite = fixture("importlib_suite");
+    let run = tilefit_with(
+        &[
+            "capture",
+            "--module",
+            "pytest",
+            "--targets",
+            "rtx-pro-6000,h100",
+            "--python",
+            emulate_python().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "--import-mode=importlib",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            suite.to_str().unwrap(),
+        ],
+        None,
+        &[("TILEFIT_CACHE_DIR", &cache)],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    for device in ["rtx-pro-6000", "h100"] {
+        let all = launches(&report, device, "scale");
+        assert_eq!(all.len(), 1, "{report}");
+        assert_eq!(all[0]["verdict"], "fits", "{}", all[0]);
+        let compile = &compiles(&report, device, all[0])[0];
+        assert!(compile["error"].is_null(), "{compile}");
+    }
+}
