@@ -52,6 +52,12 @@ class EmulationGap(RuntimeError):
         stopped_here(self)
 
 
+class EmulationGapAttribute(EmulationGap, AttributeError):
+    """A device property the table lacks, read as an attribute: also an ``AttributeError``, so
+    ``hasattr(props, "L2_cache_size")`` is False and host code takes its own fallback, as on a
+    torch build without that property (the gap is still recorded where it was asked)."""
+
+
 class _Properties:
     """``torch.cuda.get_device_properties()`` for the emulated device: the table's values; a
     field it lacks raises :class:`EmulationGap` when read."""
@@ -98,7 +104,7 @@ class _Properties:
                 raise AttributeError(attr)
             return self._device["arch"]
         if attr in ("is_integrated", "is_multi_gpu_board"):
-            raise EmulationGap(attr.replace("_", " "))
+            raise EmulationGapAttribute(attr.replace("_", " "))
         field = self._FIELDS.get(attr)
         if field is None:
             raise AttributeError(
@@ -107,7 +113,7 @@ class _Properties:
         key, what = field
         value = self._device.get(key) if key else None
         if value is None:
-            raise EmulationGap(what)
+            raise EmulationGapAttribute(what)
         return value
 
     def __repr__(self):

@@ -534,6 +534,10 @@ fn the_vendor_tools_and_nvml_answer_for_the_emulated_device() {
     let stops = target(&report, "h100")["stopped"].to_string();
     assert!(stops.contains("memory.total"), "{stops}");
     assert_ne!(h100["rocm_smi"]["code"], 0, "no AMD GPU on a CUDA target");
+    // `hasattr` of a property the table lacks is False (the host code's own fallback runs), and
+    // the ask is in the report.
+    assert_eq!(h100["has_l2"], false);
+    assert!(stops.contains("L2 cache size"), "{stops}");
     if h100["nvml"] != "not installed" {
         assert_eq!(h100["nvml"]["name"], "NVIDIA H100 80GB HBM3", "{h100}");
         assert_eq!(h100["nvml"]["capability"], serde_json::json!([9, 0]));
