@@ -37,6 +37,7 @@ class Recorder:
         self.errors = []
         self.tests = []
         self.scopes = {}
+        self.exit = None
         self.calls = 0
         self._group = []
         self._benchmarking = 0
@@ -86,6 +87,9 @@ class Recorder:
             "errors": self.errors,
             "calls": self.calls,
             "tests": self.tests,
+            # The last key: the reader checks that the run reached its end.
+            "exit": self.exit,
+            "complete": self.exit is not None,
         }
 
     def _tool_gaps(self):

@@ -67,37 +67,44 @@ def main(argv):
         sys.argv = [script, *args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
-        if module:
-            runpy.run_module(module, run_name="__main__", alter_sys=True)
-        else:
-            runpy.run_path(script, run_name="__main__")
-    except SystemExit as exit_:
-        code = (
-            exit_.code
-            if isinstance(exit_.code, int)
-            else (0 if exit_.code is None else 1)
-        )
-        if code:
-            # `sys.exit("why")`, or a failing exit code: the report says so.
-            recorder.errors.append(
-                {
-                    "call": recorder.current_call,
-                    "error": f"the script exited with {exit_.code!r}",
-                    "traceback": "",
-                }
+        try:
+            if module:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+            else:
+                runpy.run_path(script, run_name="__main__")
+        except SystemExit as exit_:
+            code = (
+                exit_.code
+                if isinstance(exit_.code, int)
+                else (0 if exit_.code is None else 1)
             )
-    except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
-        if _emulation.stop_reason(error) is not None:
-            recorder.stop(error)
-        else:
-            recorder.errors.append(
-                {
-                    "call": recorder.current_call,
-                    "error": f"{type(error).__name__}: {error}",
-                    "traceback": traceback.format_exc(limit=-12),
-                }
-            )
-            code = 1
+            if code and not isinstance(exit_.code, int):
+                # `sys.exit("why")`: the report says why (an exit status is the status's line).
+                recorder.errors.append(
+                    {
+                        "call": recorder.current_call,
+                        "error": f"the script exited with {exit_.code!r}",
+                        "traceback": "",
+                    }
+                )
+        except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
+            if _emulation.stop_reason(error) is not None:
+                recorder.stop(error)
+            else:
+                where = _capture._user_frame(error.__traceback__)
+                recorder.errors.append(
+                    {
+                        "call": recorder.current_call,
+                        "error": f"{type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc(limit=-12),
+                        "file": where[0] if where else None,
+                        "line": where[1] if where else None,
+                    }
+                )
+                code = 1
+        # The run reached its end here: the records are whole (KeyboardInterrupt skips this;
+        # os._exit leaves no records at all).
+        recorder.exit = code
     finally:
         recorder.write(out)
     return code

@@ -7,6 +7,7 @@
 //! as JSON or as a Python module of `triton.Config`s ready to paste or import.
 
 pub mod files;
+pub mod launch;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -77,7 +77,7 @@ pub enum Command {
 }
 
 /// Where and how a report is written, and the gate; shared by probe, replay and report.
-#[derive(Debug, Args)]
+#[derive(Debug, Clone, Args)]
 pub struct OutputArgs {
     /// Write the report as JSON to FILE (`-` for stdout, which then carries only the JSON).
     #[arg(long, value_name = "FILE")]
@@ -337,6 +337,13 @@ pub struct CaptureArgs {
     /// sweep with `tilefit probe`.
     #[arg(long, value_name = "DIR")]
     pub emit_spec: Option<PathBuf>,
+    /// Kill a target's script (and everything it started) after this many seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 600)]
+    pub script_timeout: u64,
+    /// A target where the script launched nothing passes (by default it fails: nothing was
+    /// judged).
+    #[arg(long)]
+    pub allow_empty: bool,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Run this worker script instead of the embedded one (testing only).

@@ -88,6 +88,39 @@ impl Progress {
     }
 }
 
+/// A captured script's output, echoed live on stderr with its target as a prefix, bounded: after
+/// [`ScriptEcho::MAX_LINES`] lines of one target the rest is counted, not shown (the report keeps
+/// the tail).
+pub struct ScriptEcho<'a> {
+    progress: &'a Progress,
+    shown: std::collections::HashMap<String, u64>,
+}
+
+impl<'a> ScriptEcho<'a> {
+    /// Lines shown per target.
+    pub const MAX_LINES: u64 = 2000;
+
+    pub fn new(progress: &'a Progress) -> ScriptEcho<'a> {
+        ScriptEcho {
+            progress,
+            shown: std::collections::HashMap::new(),
+        }
+    }
+
+    pub fn line(&mut self, target: &str, line: &str) {
+        let shown = self.shown.entry(target.to_owned()).or_default();
+        *shown += 1;
+        if *shown <= Self::MAX_LINES {
+            let text = tilefit_core::escape::log_text(line);
+            self.progress.note(&format!("[{target}] {text}"));
+        } else if *shown == Self::MAX_LINES + 1 {
+            self.progress.note(&format!(
+                "[{target}] ... more output not shown (the report keeps its last lines)"
+            ));
+        }
+    }
+}
+
 /// A cancellation flag raised by SIGINT or SIGTERM: the run stops, reaps its workers and prints
 /// what finished, marked incomplete. A second SIGINT ends the process at once.
 pub fn cancel_on_signals() -> tilefit_core::cancel::Cancel {

@@ -15,6 +15,8 @@
 //! - `toolchain`: the Python + Triton environments (managed, or the user's).
 //! - `cache`: the versioned result cache, atomic writes, broken entries recomputed.
 //! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
+//! - `script`: a user's script run under control (`tilefit capture`): process group, time limit,
+//!   cancel, output streamed with a bounded tail.
 //! - `run`: [`Settings`], the one cache-key scheme, the scratch folder and [`compile_all`], the
 //!   loop probe, replay and verify share.
 //!
@@ -28,6 +30,7 @@ mod pool;
 mod process;
 mod protocol;
 pub mod run;
+pub mod script;
 pub mod toolchain;
 mod zygote;
 

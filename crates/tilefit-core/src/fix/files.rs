@@ -42,10 +42,34 @@ fn tile_keys(entry: &BTreeMap<String, Value>) -> Vec<String> {
 /// they are; then the largest tile edge halved, with every `num_stages` from the original down;
 /// then the next largest, and so on down to [`MIN_TILE`]. The original is not among them.
 pub fn candidates(entry: &BTreeMap<String, Value>) -> Vec<Candidate> {
+    candidates_over(entry, &tile_keys(entry))
+}
+
+/// The tile sizes of a kernel launch's config (its constexprs): `BLOCK_M`, `BLOCK_N`, `BLOCK_K`
+/// and `BLOCK_SIZE_M/N/K`, K first (a head dimension such as `BLOCK_DMODEL` is not a tile: it is
+/// the shape of the data).
+pub fn launch_tile_keys(config: &BTreeMap<String, Value>) -> Vec<String> {
+    let mut keys: Vec<String> = config
+        .keys()
+        .filter(|k| {
+            let edge = k
+                .strip_prefix("BLOCK_SIZE_")
+                .or_else(|| k.strip_prefix("BLOCK_"));
+            matches!(edge, Some("M" | "N" | "K")) && as_u64(config.get(*k)).is_some()
+        })
+        .cloned()
+        .collect();
+    keys.sort_by_key(|k| (!k.ends_with('K'), k.clone()));
+    keys
+}
+
+/// [`candidates`] over the tile keys given (K first).
+pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) -> Vec<Candidate> {
     let stages = as_u64(entry.get("num_stages")).unwrap_or(1);
     let mut out = Vec::new();
-    let mut tiles: BTreeMap<String, u64> = tile_keys(entry)
-        .into_iter()
+    let mut tiles: BTreeMap<String, u64> = tile_keys
+        .iter()
+        .cloned()
         .filter_map(|k| as_u64(entry.get(&k)).map(|v| (k, v)))
         .collect();
     let mut tile_changes: Vec<String> = Vec::new();
@@ -73,8 +97,7 @@ pub fn candidates(entry: &BTreeMap<String, Value>) -> Vec<Candidate> {
         }
         first_round = false;
         // The largest edge (K first among equals) above the minimum, halved.
-        let order = tile_keys(entry);
-        let Some(key) = order
+        let Some(key) = tile_keys
             .iter()
             .filter(|k| tiles.get(*k).is_some_and(|v| *v / 2 >= MIN_TILE))
             .max_by_key(|k| (tiles[*k], k.ends_with('K')))

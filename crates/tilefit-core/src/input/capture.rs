@@ -36,6 +36,12 @@ pub struct Records {
     /// Under pytest: each test's outcome under emulation.
     #[serde(default)]
     pub tests: Vec<TestOutcome>,
+    /// The script's exit status as the emulated run saw it (`sys.exit(4)`: 4).
+    #[serde(default)]
+    pub exit: Option<i64>,
+    /// Whether the run reached its end (written last: records without it are not whole).
+    #[serde(default)]
+    pub complete: bool,
 }
 
 /// One test of a suite run under emulation (`pytest --tilefit-emulate`).
@@ -186,6 +192,12 @@ pub struct ScriptError {
     /// Its traceback.
     #[serde(default)]
     pub traceback: String,
+    /// The user's file where it was raised (the innermost frame of the user's code).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// Its line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
 }
 
 /// Why the records could not be read.

@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::findings::{Findings, Judged, Miss, SubjectKey};
-use crate::model::capture::{CaptureReport, CompileReport, LaunchReport, LaunchVerdict};
+use crate::model::capture::{
+    CaptureReport, CompileReport, FailureCode, LaunchReport, LaunchVerdict, TargetCapture,
+    TargetFailure,
+};
 use crate::model::verdict::VerdictCode;
 use crate::units::format_count;
 use crate::vocab::CompileStatus;
@@ -69,6 +72,133 @@ pub fn launch_verdict(
         (true, _, _, _) => LaunchVerdict::SomeSkipped,
         (false, _, _, _) => LaunchVerdict::CompileError,
     }
+}
+
+/// The failure of the script's process itself: a non-zero status, a signal, the time limit, a
+/// cancel.
+fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
+    let script = target.script.as_ref()?;
+    let (code, message) = match script.end.as_str() {
+        "exited" => {
+            let code = script.code.filter(|c| *c != 0)?;
+            let pytest = if target.tests.is_empty() {
+                ""
+            } else {
+                " (pytest: a test failed, or collection or usage failed)"
+            };
+            (
+                FailureCode::ExitStatus,
+                format!("the script exited with status {code}{pytest}"),
+            )
+        }
+        "signaled" => {
+            let signal = script.signal.unwrap_or_default();
+            let crash = if matches!(signal, 4 | 6 | 7 | 8 | 11) {
+                ": a crash"
+            } else {
+                ""
+            };
+            (
+                FailureCode::Signal,
+                format!(
+                    "the script was killed by signal {signal} ({}{crash})",
+                    crate::compile::script::signal_name(signal)
+                ),
+            )
+        }
+        "timed-out" => (
+            FailureCode::Timeout,
+            format!(
+                "the script ran past the time limit ({:.0} s) and was killed with everything it started",
+                script.seconds
+            ),
+        ),
+        "cancelled" => (
+            FailureCode::Cancelled,
+            "the run was cancelled (SIGINT or SIGTERM): the script was killed".to_owned(),
+        ),
+        _ => return None,
+    };
+    Some(TargetFailure { code, message })
+}
+
+/// Why a target fails closed, each a line of the report. A target passes only when its script
+/// ran to its end with status 0, its records were read whole, every launch was compiled and
+/// judged, and at least one launch was captured (unless `allow_empty`). Stopped calls and
+/// launches over budget are the gate's (`--fail-on stopped`, `baseline`, `none-fits`).
+pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetFailure> {
+    let mut failures: Vec<TargetFailure> = process_failure(target).into_iter().collect();
+    let mut fail = |code: FailureCode, message: String| {
+        failures.push(TargetFailure { code, message });
+    };
+    if let Some(why) = &target.failure {
+        fail(FailureCode::Records, format!("no records: {why}"));
+    }
+    for error in &target.errors {
+        let place = match (&error.file, error.line) {
+            (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
+            _ => String::new(),
+        };
+        fail(
+            FailureCode::ScriptError,
+            format!("the script raised{place}: {}", error.error),
+        );
+    }
+    for test in target.tests.iter().filter(|t| t.outcome == "failed") {
+        fail(
+            FailureCode::TestFailed,
+            format!("test {} failed (not an emulation limit)", test.nodeid),
+        );
+    }
+    for launch in &target.launches {
+        match launch.verdict {
+            LaunchVerdict::NotJudged => fail(
+                FailureCode::NotJudged,
+                format!(
+                    "{} was not judged: {}",
+                    launch_text(launch),
+                    launch
+                        .unsupported
+                        .as_deref()
+                        .unwrap_or("a compile gave no result")
+                ),
+            ),
+            LaunchVerdict::CompileError => {
+                let reasons: Vec<&str> = launch
+                    .compiles
+                    .iter()
+                    .filter_map(|&i| target.compiles.get(i))
+                    .filter_map(|c| {
+                        c.error.as_deref().or_else(|| {
+                            c.result
+                                .as_ref()
+                                .and_then(|r| r.error.as_ref())
+                                .map(|e| e.message.as_str())
+                        })
+                    })
+                    .collect();
+                fail(
+                    FailureCode::CompileError,
+                    format!(
+                        "{}: {} of {} compiles failed: {}",
+                        launch_text(launch),
+                        reasons.len().max(1),
+                        launch.compiles.len(),
+                        reasons.first().copied().unwrap_or("a compile error")
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    let launched: u64 = target.launches.iter().map(|l| l.count).sum();
+    if launched == 0 && !allow_empty && target.failure.is_none() {
+        fail(
+            FailureCode::Empty,
+            "nothing was launched: the script made no kernel launch (pass --allow-empty if that is expected)".to_owned(),
+        );
+    }
+    failures
 }
 
 /// `BLOCK_N=32 num_stages=2`: a compile's constexprs and options, as a config.
@@ -222,6 +352,26 @@ impl Findings for CaptureReport {
     /// An autotuned launch none of whose tried configs fits.
     fn none_fits(&self) -> Vec<Miss> {
         self.misses(&[LaunchVerdict::NoneFits])
+    }
+
+    fn stopped_calls(&self) -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for target in &self.targets {
+            for stop in &target.stopped {
+                let place = match (&stop.file, stop.line) {
+                    (Some(f), Some(l)) => format!("{}:{l}", file_name(f)),
+                    _ => "?".to_owned(),
+                };
+                found.push((
+                    target.device.device.clone(),
+                    format!(
+                        "stopped at {place} on {}: {}",
+                        target.device.device, stop.reason
+                    ),
+                ));
+            }
+        }
+        found
     }
 
     fn subject(&self) -> crate::model::identity::Subject {

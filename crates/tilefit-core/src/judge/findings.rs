@@ -115,6 +115,12 @@ pub trait Findings {
     fn none_fits(&self) -> Vec<Miss> {
         Vec::new()
     }
+
+    /// Calls that stopped where host code needed what emulation lacks (a capture's), each as
+    /// `FILE:LINE on DEVICE: reason`.
+    fn stopped_calls(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// The kernel's source file and function, when the report is about one kernel (a probe).
     fn kernel_source(&self) -> Option<(String, String)> {
         None

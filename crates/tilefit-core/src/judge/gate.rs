@@ -38,6 +38,8 @@ pub enum Rule {
     Baseline,
     /// A device is left with no fitting entry in an autotune list or a config file.
     NoneFits,
+    /// A call of a captured script stopped where it needed what emulation lacks.
+    Stopped,
 }
 
 /// The rules annotated when `--fail-on` names none: the findings that crash engines.
@@ -55,6 +57,7 @@ impl Rule {
             Rule::UnmappedFiles => "unmapped-files".to_owned(),
             Rule::Baseline => "baseline".to_owned(),
             Rule::NoneFits => "none-fits".to_owned(),
+            Rule::Stopped => "stopped".to_owned(),
         }
     }
 
@@ -68,6 +71,7 @@ impl Rule {
             None if text == "unmapped-files" => Ok(Rule::UnmappedFiles),
             None if text == "baseline" => Ok(Rule::Baseline),
             None if text == "none-fits" => Ok(Rule::NoneFits),
+            None if text == "stopped" => Ok(Rule::Stopped),
             None if text == "near-budget" => Ok(Rule::NearBudget(NEAR_BUDGET_FRACTION)),
             Some(("near-budget", percent)) => match percent.trim_end_matches('%').parse::<f64>() {
                 Ok(p) if p > 0.0 && p <= 100.0 => Ok(Rule::NearBudget(p / 100.0)),
@@ -76,7 +80,7 @@ impl Rule {
                 )),
             },
             _ => Err(format!(
-                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills or unmapped-files"
+                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills, unmapped-files, baseline, none-fits or stopped"
             )),
         }
     }
@@ -91,6 +95,7 @@ impl Rule {
             Rule::UnmappedFiles => "config files map to no device".to_owned(),
             Rule::Baseline => "shipped configs miss a device".to_owned(),
             Rule::NoneFits => "lists leave a device with no config that fits".to_owned(),
+            Rule::Stopped => "captured calls stopped before their launches".to_owned(),
             Rule::NearBudget(share) => {
                 format!("fit but use {:.0}% or more of the budget", share * 100.0)
             }
@@ -317,6 +322,11 @@ fn findings_of(
         };
     let mut found: Vec<Finding> = Vec::new();
     match rule {
+        Rule::Stopped => {
+            for (device, text) in report.stopped_calls() {
+                found.push(finding(SubjectKey::File(text.clone()), &device, text, None));
+            }
+        }
         Rule::UnmappedFiles => {
             for file in report.unmapped_files() {
                 let location = at_kernel(lines);

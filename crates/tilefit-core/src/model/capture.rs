@@ -34,6 +34,9 @@ pub struct CaptureReport {
     pub script_args: Vec<String>,
     /// One run per target.
     pub targets: Vec<TargetCapture>,
+    /// Cancelled (SIGINT/SIGTERM): targets after the one that was running are missing.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
 }
 
 /// One target's run.
@@ -61,10 +64,91 @@ pub struct TargetCapture {
     /// Why the run gave no records, when it gave none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
+    /// How the script's process ended, and the tail of what it wrote.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script: Option<ScriptRun>,
+    /// Why this target fails closed: each a line of the report (empty: every launch was judged,
+    /// and the script ran to its end).
+    #[serde(default)]
+    pub failures: Vec<TargetFailure>,
     /// The captured kernels' scope files, by digest (what the compiles loaded, and what
     /// `--emit-spec` writes beside the specs).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub scopes: BTreeMap<String, String>,
+}
+
+/// How the script's process ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScriptRun {
+    /// `exited`, `signaled`, `timed-out`, `cancelled` or `cannot-start`.
+    pub end: String,
+    /// The exit status, when it exited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+    /// Seconds it ran.
+    pub seconds: f64,
+    /// Lines it wrote (stdout and stderr).
+    pub lines: u64,
+    /// The last lines of its stdout.
+    pub stdout_tail: Vec<String>,
+    /// The last lines of its stderr.
+    pub stderr_tail: Vec<String>,
+}
+
+/// Why a target's run fails closed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FailureCode {
+    /// The script raised.
+    ScriptError,
+    /// A non-zero exit status (`sys.exit(4)`, `os._exit(3)`).
+    ExitStatus,
+    /// A signal or a crash.
+    Signal,
+    /// Past `--script-timeout`.
+    Timeout,
+    /// The run was cancelled.
+    Cancelled,
+    /// No records, or records that could not be read whole.
+    Records,
+    /// A launch that was not judged.
+    NotJudged,
+    /// A compile error.
+    CompileError,
+    /// Nothing was launched.
+    Empty,
+    /// A test could not be collected, or failed for a reason that is not an emulation limit.
+    TestFailed,
+}
+
+impl FailureCode {
+    /// The code as the JSON writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureCode::ScriptError => "script-error",
+            FailureCode::ExitStatus => "exit-status",
+            FailureCode::Signal => "signal",
+            FailureCode::Timeout => "timeout",
+            FailureCode::Cancelled => "cancelled",
+            FailureCode::Records => "records",
+            FailureCode::NotJudged => "not-judged",
+            FailureCode::CompileError => "compile-error",
+            FailureCode::Empty => "empty",
+            FailureCode::TestFailed => "test-failed",
+        }
+    }
+}
+
+/// One reason a target fails.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetFailure {
+    /// What kind.
+    pub code: FailureCode,
+    /// The report's line.
+    pub message: String,
 }
 
 /// One launch, judged.
@@ -90,6 +174,30 @@ pub struct LaunchReport {
     /// Why it could not be compiled, when it could not.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unsupported: Option<String>,
+    /// For a launch that crashes the engine: the nearest configs that fit on this device.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fix: Option<LaunchFix>,
+}
+
+/// The way out of a launch over budget: the nearest configs that fit on its device, compiled
+/// for it (fewer stages first, then smaller tiles), and what to pass.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LaunchFix {
+    /// Up to three that fit, nearest first: the changes in words and the bytes.
+    pub fits: Vec<FixChoice>,
+    /// What to change at the call site (`pass num_stages=1`), or in the autotune list.
+    pub pass: String,
+}
+
+/// One config that fits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FixChoice {
+    /// `num_stages 2 -> 1`.
+    pub changes: Vec<String>,
+    /// The whole config (constexprs and options), as `NAME=VALUE` words.
+    pub config: String,
+    /// Its shared memory on the device.
+    pub shared_bytes: u64,
 }
 
 /// An autotuned launch's counts.

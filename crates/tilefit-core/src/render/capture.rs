@@ -170,8 +170,35 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
             control(&parts.join("; "))
         );
     }
-    if let Some(failure) = &target.failure {
-        let _ = writeln!(out, "{prefix}the run gave no records: {}", control(failure));
+    for launch in &target.launches {
+        let Some(fix) = &launch.fix else { continue };
+        let fits: Vec<String> = fix
+            .fits
+            .iter()
+            .map(|f| {
+                format!(
+                    "{} ({} bytes)",
+                    f.changes.join(", "),
+                    format_count(f.shared_bytes)
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "{prefix}fix for {}: {}; fits on {}: {}",
+            control(&crate::judge::capture::launch_text(launch)),
+            control(&fix.pass),
+            control(&target.device.device),
+            control(&fits.join("; "))
+        );
+    }
+    for failure in &target.failures {
+        let _ = writeln!(
+            out,
+            "{prefix}FAILED ({}): {}",
+            failure.code.as_str(),
+            control(&failure.message)
+        );
     }
     for stop in &target.stopped {
         let place = match (&stop.file, stop.line) {
@@ -186,7 +213,15 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
         );
     }
     for error in &target.errors {
-        let _ = writeln!(out, "{prefix}script error: {}", control(&error.error));
+        // The traceback's last frames, the user's file and line among them.
+        let frames: Vec<&str> = error
+            .traceback
+            .lines()
+            .filter(|l| l.trim_start().starts_with("File "))
+            .collect();
+        for frame in frames.iter().rev().take(3).rev() {
+            let _ = writeln!(out, "{prefix}  {}", control(frame.trim()));
+        }
     }
     for compile in &target.compiles {
         if let Some(error) = &compile.error {

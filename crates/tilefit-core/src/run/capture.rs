@@ -10,21 +10,23 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
+use crate::compile::script::{self, ScriptEnd};
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{Event, Scratch, Settings};
 use crate::device::emulated::{EmulatedDevice, NotEmulable};
 use crate::device::{DeviceTable, TargetDevice};
 use crate::input::capture::{self, Records, RecordsError};
 use crate::input::spec;
-use crate::judge::capture::launch_verdict;
+use crate::judge::capture::{launch_verdict, target_failures};
 use crate::model::capture::{
     AutotuneCounts, CAPTURE_SCHEMA_VERSION, CaptureReport, CompileReport, LaunchReport,
-    TargetCapture,
+    LaunchVerdict, ScriptRun, TargetCapture,
 };
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
+use crate::model::verdict::VerdictCode;
 use crate::plan::capture::{Compile, plan, scope_file_name, spec_groups, spec_toml};
 
 /// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
@@ -137,6 +139,10 @@ pub struct CaptureRun<'a> {
     pub args: &'a [String],
     /// The targets, each run in its own process.
     pub targets: &'a [TargetDevice],
+    /// How long one target's run may take.
+    pub timeout: std::time::Duration,
+    /// Whether a target with no launch passes (`--allow-empty`).
+    pub allow_empty: bool,
 }
 
 /// Write the embedded package under `dir` (as `dir/tilefit/...`).
@@ -149,14 +155,15 @@ pub fn write_package(dir: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The emulated run of one target: its records, or why there are none.
+/// The emulated run of one target: how its process ended, and its records or why there are none.
 fn run_target(
     toolchain: &Toolchain,
-    scratch: &Path,
+    (scratch, index): (&Path, usize),
     run: &CaptureRun<'_>,
-    index: usize,
     device: &EmulatedDevice,
-) -> Result<Result<Records, String>, CaptureError> {
+    cancel: &crate::cancel::Cancel,
+    on_output: &mut dyn FnMut(&str, script::Stream, &str),
+) -> Result<(ScriptRun, Result<Records, String>), CaptureError> {
     let device_file = scratch.join(format!("device-{index}.json"));
     let records_file = scratch.join(format!("records-{index}.json"));
     let text = serde_json::to_string(device).unwrap_or_default();
@@ -171,7 +178,8 @@ fn run_target(
         }
         _ => scratch.join("py").into_os_string(),
     };
-    let output = Command::new(&toolchain.python)
+    let mut command = Command::new(&toolchain.python);
+    command
         .arg("-m")
         .arg("tilefit._capture_main")
         .arg(&device_file)
@@ -182,35 +190,61 @@ fn run_target(
         })
         .args(run.args)
         .env("PYTHONPATH", python_path)
+        .env("PYTHONUNBUFFERED", "1")
         // Triton's own cache stays in the scratch: nothing is compiled, but imports may look.
-        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"))
-        .stdin(Stdio::null())
-        .output();
-    let output = match output {
-        Ok(output) => output,
-        Err(e) => {
-            return Ok(Err(format!(
-                "cannot start {}: {e}",
-                toolchain.python.display()
-            )));
-        }
-    };
-    if output.status.code() == Some(NO_TORCH) {
+        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"));
+    let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
+        on_output(&device.key, stream, line);
+    });
+    let no_torch = outcome.end == ScriptEnd::Exited(NO_TORCH)
+        && outcome
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("cannot import torch"));
+    if no_torch {
         return Err(CaptureError::NoTorch {
             python: toolchain.python.display().to_string(),
         });
     }
-    if !records_file.exists() {
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(8).collect();
-        let tail: Vec<&str> = tail.into_iter().rev().collect();
-        return Ok(Err(format!(
-            "the emulated run wrote no records ({}): {}",
-            output.status,
-            crate::escape::log_text(&tail.join("\n"))
-        )));
+    let (end, code, signal) = match &outcome.end {
+        ScriptEnd::Exited(code) => ("exited", Some(*code), None),
+        ScriptEnd::Signaled(signal) => ("signaled", None, Some(*signal)),
+        ScriptEnd::TimedOut(_) => ("timed-out", None, None),
+        ScriptEnd::Cancelled => ("cancelled", None, None),
+        ScriptEnd::CannotStart(_) => ("cannot-start", None, None),
+    };
+    let process = ScriptRun {
+        end: end.to_owned(),
+        code,
+        signal,
+        seconds: outcome.elapsed.as_secs_f64(),
+        lines: outcome.lines,
+        stdout_tail: outcome.stdout_tail.clone(),
+        stderr_tail: outcome.stderr_tail.clone(),
+    };
+    if let ScriptEnd::CannotStart(why) = &outcome.end {
+        return Ok((
+            process,
+            Err(format!(
+                "cannot start {}: {why}",
+                toolchain.python.display()
+            )),
+        ));
     }
-    Ok(capture::read(&records_file).map_err(|e: RecordsError| e.to_string()))
+    if !records_file.exists() {
+        return Ok((
+            process,
+            Err("the script's process ended without tilefit's records (os._exit, a crash, a signal or a kill)".to_owned()),
+        ));
+    }
+    let records = capture::read(&records_file).map_err(|e: RecordsError| e.to_string());
+    let records = match records {
+        Ok(records) if !records.complete => {
+            Err("the records are not whole: the run did not reach its end (interrupted)".to_owned())
+        }
+        other => other,
+    };
+    Ok((process, records))
 }
 
 /// The words of an error and its causes, on one line.
@@ -232,7 +266,7 @@ fn compile_all(
     target: &TargetDevice,
     toolchain: &Toolchain,
     settings: &Settings,
-    (scratch, index): (&Path, usize),
+    (scratch, round): (&Path, &str),
     on_event: &mut dyn FnMut(Event),
 ) -> Vec<CompileReport> {
     let mut reports: Vec<CompileReport> = compiles
@@ -273,7 +307,7 @@ fn compile_all(
             "captured by tilefit capture",
             &scope_path.display().to_string(),
         );
-        let path = scratch.join(format!("spec-{index}-{i}.toml"));
+        let path = scratch.join(format!("spec-{round}-{i}.toml"));
         if let Err(e) = std::fs::write(&path, &text) {
             reports[i].error = Some(format!("cannot write {}: {e}", path.display()));
             continue;
@@ -326,7 +360,7 @@ fn judge_target(
         &target,
         toolchain,
         settings,
-        (dir, index),
+        (dir, &index.to_string()),
         on_event,
     );
     report.launches = planned
@@ -355,10 +389,81 @@ fn judge_target(
                     &target.device,
                 ),
                 unsupported: launch.unsupported.clone(),
+                fix: None,
             }
         })
         .collect();
+    fix_launches(&mut report, toolchain, settings, dir, on_event);
     report
+}
+
+/// For every launch that crashes the engine, the nearest configs that fit on its device: the
+/// candidates of the over-budget config (of an autotuned list none of whose configs fits, the
+/// smallest one's), compiled for the device in one batch, judged, and named with what to pass.
+fn fix_launches(
+    report: &mut TargetCapture,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    dir: &Path,
+    on_event: &mut dyn FnMut(Event),
+) {
+    let target = report.device.clone();
+    let backend = report.emulated.backend;
+    let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
+    for (at, launch) in report.launches.iter().enumerate() {
+        if !matches!(
+            launch.verdict,
+            LaunchVerdict::Over | LaunchVerdict::NoneFits
+        ) {
+            continue;
+        }
+        let smallest = launch
+            .compiles
+            .iter()
+            .filter_map(|&i| report.compiles.get(i))
+            .min_by_key(|c| c.result.as_ref().and_then(|r| r.shared_bytes));
+        let Some(base) = smallest else { continue };
+        let compile = Compile {
+            kernel: base.kernel.clone(),
+            args: base.args.clone(),
+            constexprs: base.constexprs.clone(),
+            options: base.options.clone(),
+            globals: base.globals.clone(),
+        };
+        wanted.push((at, crate::fix::launch::candidates(&compile, backend)));
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let all: Vec<Compile> = wanted
+        .iter()
+        .flat_map(|(_, c)| c.iter().map(|(_, compile)| compile.clone()))
+        .collect();
+    let results = compile_all(
+        &all,
+        &report.scopes,
+        &target,
+        toolchain,
+        settings,
+        (dir, &format!("{}-fix", target.device)),
+        on_event,
+    );
+    let mut next = results.iter();
+    for (at, candidates) in wanted {
+        let bytes: Vec<Option<u64>> = candidates
+            .iter()
+            .map(|_| {
+                let result = next.next()?.result.as_ref()?;
+                let fits = result
+                    .verdicts
+                    .iter()
+                    .any(|v| v.device == target.device && v.verdict == VerdictCode::Fits);
+                fits.then_some(result.shared_bytes).flatten()
+            })
+            .collect();
+        let autotuned = report.launches[at].autotune.is_some();
+        report.launches[at].fix = crate::fix::launch::fix_of(autotuned, &candidates, &bytes);
+    }
 }
 
 /// Run the capture.
@@ -367,6 +472,7 @@ pub fn capture(
     toolchain: &Toolchain,
     settings: &Settings,
     on_note: &mut dyn FnMut(String),
+    on_output: &mut dyn FnMut(&str, script::Stream, &str),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<CaptureReport, CaptureError> {
     if run.module.is_none() {
@@ -390,7 +496,12 @@ pub fn capture(
         .map(|target| EmulatedDevice::of(table, target))
         .collect::<Result<_, _>>()?;
     let mut targets = Vec::new();
+    let mut incomplete = false;
     for (index, (target, emulated)) in run.targets.iter().zip(emulated).enumerate() {
+        if settings.cancel.is_cancelled() {
+            incomplete = true;
+            break;
+        }
         let represented = emulated
             .represented_by
             .as_ref()
@@ -400,7 +511,14 @@ pub fn capture(
             "tilefit: running {shown} as if on {} ({}{represented})",
             target.device, target.arch
         ));
-        let records = run_target(toolchain, &dir, run, index, &emulated)?;
+        let (process, records) = run_target(
+            toolchain,
+            (&dir, index),
+            run,
+            &emulated,
+            &settings.cancel,
+            on_output,
+        )?;
         let report = TargetCapture {
             device: target.clone(),
             emulated,
@@ -412,9 +530,11 @@ pub fn capture(
             compiles: Vec::new(),
             tests: Vec::new(),
             failure: None,
+            script: Some(process),
+            failures: Vec::new(),
             scopes: BTreeMap::new(),
         };
-        targets.push(match records {
+        let mut report = match records {
             Ok(records) => judge_target(
                 &records,
                 report,
@@ -427,7 +547,10 @@ pub fn capture(
                 failure: Some(why),
                 ..report
             },
-        });
+        };
+        report.failures = target_failures(&report, run.allow_empty);
+        incomplete |= report.script.as_ref().is_some_and(|s| s.end == "cancelled");
+        targets.push(report);
     }
     Ok(CaptureReport {
         schema_version: CAPTURE_SCHEMA_VERSION,
@@ -438,6 +561,7 @@ pub fn capture(
         script: shown,
         script_args: run.args.to_vec(),
         targets,
+        incomplete,
     })
 }
 

@@ -5,6 +5,7 @@
 use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::hint::Hinted;
+use tilefit_core::judge::gate::Rule;
 use tilefit_core::run::{capture, fleet, toolchains};
 
 use crate::cli::CaptureArgs;
@@ -32,11 +33,26 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         module: args.module.as_deref(),
         args: &args.script_args,
         targets: &targets,
+        timeout: std::time::Duration::from_secs(args.script_timeout),
+        allow_empty: args.allow_empty,
     };
-    let report = capture::capture(&run, &toolchain, &settings, &mut on_note, &mut on_event);
+    let mut echo = crate::progress::ScriptEcho::new(&progress);
+    let report = capture::capture(
+        &run,
+        &toolchain,
+        &settings,
+        &mut on_note,
+        &mut |target, _, line| echo.line(target, line),
+        &mut on_event,
+    );
     progress.finish();
     let report = report?;
-    emit::emit_without_html(&report, &args.output)?;
+    // Over-budget launches fail by default: what crashes the engine is never a pass.
+    let mut output = args.output.clone();
+    if output.fail_on.is_empty() {
+        output.fail_on = vec![Rule::Baseline, Rule::NoneFits];
+    }
+    emit::emit_without_html(&report, &output)?;
     if let Some(dir) = &args.emit_spec {
         std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
         let specs = capture::specs(&report);
@@ -50,5 +66,17 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
             dir.display()
         ));
     }
-    emit::finish(&report, &args.output)
+    let code = emit::finish(&report, &output)?;
+    // The capture fails closed: a script that did not run to its end, records not read whole, a
+    // launch not judged, a compile error or nothing launched is a failure whatever the gate says.
+    // An interrupted run is the tool's: no verdict of the missing targets can be trusted.
+    if report.incomplete {
+        return Ok(crate::exit_codes::BAD_INPUT_OR_TOOL_FAILURE);
+    }
+    let failed = report.targets.iter().any(|t| !t.failures.is_empty());
+    Ok(if failed {
+        code.max(crate::exit_codes::GATE_FAILED)
+    } else {
+        code
+    })
 }

@@ -2,6 +2,7 @@
 //! sees them.
 
 mod capture;
+mod capture_fails;
 mod devices;
 mod explain;
 mod extract;

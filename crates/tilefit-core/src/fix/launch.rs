@@ -1,0 +1,116 @@
+//! The fix for a captured launch over budget: the nearest configs to try (the same ranking as the
+//! config files': fewer stages first, then a smaller tile along the largest edge), each as a
+//! compile of the same kernel, and the words of the way out once the compiles are judged.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use super::files::{Candidate, candidates_over, launch_tile_keys};
+use crate::model::capture::{FixChoice, LaunchFix};
+use crate::plan::capture::Compile;
+
+/// The most candidates compiled per launch.
+pub const MAX_CANDIDATES: usize = 12;
+
+/// The most fitting configs a fix names.
+pub const MAX_FITS: usize = 3;
+
+/// Triton's default `num_stages` per backend, where a launch passes none (`CUDAOptions`: 3,
+/// `HIPOptions`: 2).
+fn default_stages(backend: &str) -> u64 {
+    if backend == "hip" { 2 } else { 3 }
+}
+
+/// The candidates nearest to `compile`, each as the compile it makes.
+pub fn candidates(compile: &Compile, backend: &str) -> Vec<(Candidate, Compile)> {
+    let mut config: BTreeMap<String, Value> = compile.constexprs.clone();
+    config.extend(compile.options.clone());
+    config
+        .entry("num_stages".to_owned())
+        .or_insert_with(|| Value::from(default_stages(backend)));
+    let tiles = launch_tile_keys(&compile.constexprs);
+    candidates_over(&config, &tiles)
+        .into_iter()
+        .take(MAX_CANDIDATES)
+        .map(|candidate| {
+            let mut next = compile.clone();
+            for (key, value) in &candidate.entry {
+                if next.constexprs.contains_key(key) {
+                    next.constexprs.insert(key.clone(), value.clone());
+                } else {
+                    next.options.insert(key.clone(), value.clone());
+                }
+            }
+            (candidate, next)
+        })
+        .collect()
+}
+
+fn words(config: &BTreeMap<String, Value>) -> String {
+    config
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The way out, from the candidates' bytes on the device (`None`: it did not compile or does not
+/// fit): the first [`MAX_FITS`] that fit, and what to pass. `None` when none fits.
+pub fn fix_of(
+    autotuned: bool,
+    candidates: &[(Candidate, Compile)],
+    fits: &[Option<u64>],
+) -> Option<LaunchFix> {
+    let chosen: Vec<FixChoice> = candidates
+        .iter()
+        .zip(fits)
+        .filter_map(|((candidate, compile), bytes)| {
+            let mut config = compile.constexprs.clone();
+            config.extend(compile.options.clone());
+            Some(FixChoice {
+                changes: candidate.changes.clone(),
+                config: words(&config),
+                shared_bytes: (*bytes)?,
+            })
+        })
+        .take(MAX_FITS)
+        .collect();
+    let (first_candidate, first_compile) = candidates
+        .iter()
+        .zip(fits)
+        .find(|(_, b)| b.is_some())
+        .map(|(c, _)| c)?;
+    let pass = if autotuned {
+        let kwargs: Vec<String> = first_compile
+            .constexprs
+            .iter()
+            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .collect();
+        let options: Vec<String> = first_compile
+            .options
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!(
+            "add triton.Config({{{}}}, {}) to the autotune list",
+            kwargs.join(", "),
+            options.join(", ")
+        )
+    } else {
+        let changed: Vec<String> = first_candidate
+            .entry
+            .iter()
+            .filter(|(k, v)| {
+                first_candidate
+                    .changes
+                    .iter()
+                    .any(|c| c.starts_with(&format!("{k} ")))
+                    && !v.is_null()
+            })
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("pass {} at the launch", changed.join(", "))
+    };
+    Some(LaunchFix { fits: chosen, pass })
+}
