@@ -339,3 +339,31 @@ pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u
         exit_codes::OK
     })
 }
+
+/// Print a capture's report and decide its exit code (also `tilefit report CAPTURE.json`):
+/// over-budget launches fail by default, and the capture fails closed (a script that did not run
+/// to its end, records not whole, a launch not judged, a compile error, nothing launched).
+pub fn finish_capture(
+    report: &tilefit_core::model::capture::CaptureReport,
+    args: &OutputArgs,
+) -> anyhow::Result<u8> {
+    let mut output = args.clone();
+    if output.fail_on.is_empty() {
+        output.fail_on = vec![
+            tilefit_core::judge::gate::Rule::Baseline,
+            tilefit_core::judge::gate::Rule::NoneFits,
+        ];
+    }
+    emit_without_html(report, &output)?;
+    let code = finish(report, &output)?;
+    // An interrupted run is the tool's: no verdict of the missing targets can be trusted.
+    if report.incomplete {
+        return Ok(exit_codes::BAD_INPUT_OR_TOOL_FAILURE);
+    }
+    let failed = report.targets.iter().any(|t| !t.failures.is_empty());
+    Ok(if failed {
+        code.max(exit_codes::GATE_FAILED)
+    } else {
+        code
+    })
+}

@@ -9,7 +9,7 @@ use super::table::{Backend, DeviceTable, Sourced};
 use super::target::TargetDevice;
 
 /// One emulated device, as the emulation process receives it (JSON).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct EmulatedDevice {
     /// The device as the user named it (`rtx-pro-6000`).
     pub key: String,
@@ -19,7 +19,7 @@ pub struct EmulatedDevice {
     /// `sm_120`, `gfx942`.
     pub arch: String,
     /// `cuda` or `hip`.
-    pub backend: &'static str,
+    pub backend: String,
     /// Compute capability major (HIP: the gfx version's major, as HIP reports it).
     pub major: u32,
     /// Compute capability minor.
@@ -44,7 +44,7 @@ pub struct EmulatedDevice {
     pub max_threads_per_block: u32,
     /// For an arch named alone: the product of that arch the emulation answers as (its name and
     /// SM count), the budget class's default-fleet product first.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub represented_by: Option<String>,
 }
 
@@ -126,7 +126,8 @@ impl EmulatedDevice {
             backend: match arch.backend {
                 Backend::Cuda => "cuda",
                 Backend::Hip => "hip",
-            },
+            }
+            .to_owned(),
             major,
             minor,
             multiprocessor_count: product.and_then(|p| value(p.sm_count.as_ref())),
@@ -202,14 +203,17 @@ mod tests {
             rtx.name.as_deref(),
             Some("NVIDIA RTX PRO 6000 Blackwell Workstation Edition")
         );
-        assert_eq!((rtx.major, rtx.minor, rtx.backend), (12, 0, "cuda"));
+        assert_eq!(
+            (rtx.major, rtx.minor, rtx.backend.as_str()),
+            (12, 0, "cuda")
+        );
         assert_eq!(rtx.smem_per_block_optin, 101_376);
         assert_eq!(rtx.multiprocessor_count, Some(188));
         let mi = EmulatedDevice::of(table, &targets[1]).unwrap();
         assert_eq!(
             (
                 mi.arch.as_str(),
-                mi.backend,
+                mi.backend.as_str(),
                 mi.major,
                 mi.minor,
                 mi.warp_size

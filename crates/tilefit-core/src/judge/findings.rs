@@ -362,6 +362,7 @@ impl From<crate::model::saved::SavedReport> for Box<dyn Findings> {
         match saved {
             crate::model::saved::SavedReport::Probe(report) => report,
             crate::model::saved::SavedReport::Replay(report) => report,
+            crate::model::saved::SavedReport::Capture(report) => report,
         }
     }
 }

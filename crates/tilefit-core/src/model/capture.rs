@@ -16,7 +16,7 @@ use crate::input::capture::{CapturedArg, CapturedKernel, ScriptError, Site, Stop
 pub const CAPTURE_SCHEMA_VERSION: u32 = 1;
 
 /// The whole capture.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CaptureReport {
     /// [`CAPTURE_SCHEMA_VERSION`].
     pub schema_version: u32,
@@ -35,12 +35,12 @@ pub struct CaptureReport {
     /// One run per target.
     pub targets: Vec<TargetCapture>,
     /// Cancelled (SIGINT/SIGTERM): targets after the one that was running are missing.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
 }
 
 /// One target's run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TargetCapture {
     /// The device.
     pub device: TargetDevice,
@@ -59,13 +59,13 @@ pub struct TargetCapture {
     /// The distinct compiles the launches make.
     pub compiles: Vec<CompileReport>,
     /// Under pytest: each test's outcome.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<TestOutcome>,
     /// Why the run gave no records, when it gave none.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
     /// How the script's process ended, and the tail of what it wrote.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub script: Option<ScriptRun>,
     /// Why this target fails closed: each a line of the report (empty: every launch was judged,
     /// and the script ran to its end).
@@ -73,7 +73,7 @@ pub struct TargetCapture {
     pub failures: Vec<TargetFailure>,
     /// The captured kernels' scope files, by digest (what the compiles loaded, and what
     /// `--emit-spec` writes beside the specs).
-    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scopes: BTreeMap<String, String>,
 }
 
@@ -83,10 +83,10 @@ pub struct ScriptRun {
     /// `exited`, `signaled`, `timed-out`, `cancelled` or `cannot-start`.
     pub end: String,
     /// The exit status, when it exited.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<i32>,
     /// The signal that ended it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub signal: Option<i32>,
     /// Seconds it ran.
     pub seconds: f64,
@@ -152,7 +152,7 @@ pub struct TargetFailure {
 }
 
 /// One launch, judged.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LaunchReport {
     /// The kernel.
     pub kernel: CapturedKernel,
@@ -163,7 +163,7 @@ pub struct LaunchReport {
     /// How many times it was made.
     pub count: u64,
     /// For an autotuned launch: configs listed and configs tried after pruning.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autotune: Option<AutotuneCounts>,
     /// The compiles it makes (indexes into [`TargetCapture::compiles`]).
     pub compiles: Vec<usize>,
@@ -172,10 +172,10 @@ pub struct LaunchReport {
     /// The verdict.
     pub verdict: LaunchVerdict,
     /// Why it could not be compiled, when it could not.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unsupported: Option<String>,
     /// For a launch that crashes the engine: the nearest configs that fit on this device.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<LaunchFix>,
 }
 
@@ -247,7 +247,7 @@ impl LaunchVerdict {
 }
 
 /// One distinct compile and its result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CompileReport {
     /// The kernel.
     pub kernel: CapturedKernel,
@@ -262,6 +262,6 @@ pub struct CompileReport {
     /// The probe's result for this target (bytes, status, verdict).
     pub result: Option<ProbeResult>,
     /// Why it was not compiled (the spec it makes was refused).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
 }

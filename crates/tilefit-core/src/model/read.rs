@@ -155,9 +155,17 @@ impl crate::hint::Hint for NotAProbeReport {
     }
 }
 
-/// One probe report, for `diff`: a matrix or a replay report is refused with what to do.
-/// The file is read once.
-pub fn probe_report(path: &Path) -> Result<ProbeReport, NotAProbeReport> {
+/// A report `diff` compares: a probe's, or a capture's.
+pub enum ForDiff {
+    /// A probe report.
+    Probe(Box<ProbeReport>),
+    /// A capture report.
+    Capture(Box<crate::model::capture::CaptureReport>),
+}
+
+/// One probe or capture report, for `diff`: a matrix or a replay report is refused with what to
+/// do. The file is read once.
+pub fn for_diff(path: &Path) -> Result<ForDiff, NotAProbeReport> {
     let json = crate::input::untrusted::read_json(path)
         .map_err(crate::model::saved::SavedReportError::from)?;
     let kind = json
@@ -178,10 +186,11 @@ pub fn probe_report(path: &Path) -> Result<ProbeReport, NotAProbeReport> {
         .into());
     }
     match SavedReport::from_json(path, json)? {
-        SavedReport::Probe(report) => Ok(*report),
+        SavedReport::Probe(report) => Ok(ForDiff::Probe(report)),
+        SavedReport::Capture(report) => Ok(ForDiff::Capture(report)),
         SavedReport::Replay(_) => Err(Hinted::new(
             format!("`{}` is a replay report", path.display()),
-            "`tilefit diff` compares two probe reports of one spec",
+            "`tilefit diff` compares two probe reports of one spec, or two capture reports of one script",
         )
         .into()),
     }

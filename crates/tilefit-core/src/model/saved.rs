@@ -10,12 +10,14 @@ pub use crate::model::kind::ReportKind;
 use crate::model::probe::ProbeReport;
 use crate::model::replay::ReplayReport;
 
-/// A saved probe or replay report.
+/// A saved probe, replay or capture report.
 pub enum SavedReport {
     /// A probe's.
     Probe(Box<ProbeReport>),
     /// A replay's.
     Replay(Box<ReplayReport>),
+    /// A capture's.
+    Capture(Box<crate::model::capture::CaptureReport>),
 }
 
 /// Why a saved report could not be read.
@@ -43,7 +45,7 @@ pub enum SavedReportError {
         path: String,
     },
     /// Some other kind, or none.
-    #[error("`{path}` has the kind {kind:?}, not `probe` or `replay`")]
+    #[error("`{path}` has the kind {}, not `probe`, `replay` or `capture`", kind.as_deref().map_or_else(|| "none".to_owned(), |k| format!("`{}`", crate::escape::control(k))))]
     Kind {
         /// The file.
         path: String,
@@ -63,8 +65,7 @@ pub enum SavedReportError {
 impl SavedReportError {
     /// What to do next.
     pub fn hint(&self) -> &'static str {
-        const WRITE: &str =
-            "pass a file written by `tilefit probe --json FILE` or `tilefit replay --json FILE`";
+        const WRITE: &str = "pass a file written by `tilefit probe --json FILE`, `tilefit replay --json FILE` or `tilefit capture --json FILE`";
         match self {
             SavedReportError::Untrusted(e) => e.field_hint().unwrap_or(WRITE),
             SavedReportError::Kind { .. } => WRITE,
@@ -118,7 +119,10 @@ impl SavedReport {
             Some(ReportKind::ProbeShard | ReportKind::ReplayShard) => {
                 Err(SavedReportError::Shard { path: shown })
             }
-            Some(ReportKind::Verify | ReportKind::Capture) | None => Err(SavedReportError::Kind {
+            Some(ReportKind::Capture) => Ok(SavedReport::Capture(Box::new(
+                serde_json::from_value(json).map_err(shape)?,
+            ))),
+            Some(ReportKind::Verify) | None => Err(SavedReportError::Kind {
                 path: shown,
                 kind: kind.map(str::to_owned),
             }),

@@ -3,7 +3,7 @@
 //! of a compile or of a kernel's compiles, written as TOML (what `--emit-spec` writes, and what the
 //! capture itself compiles through the probe pipeline, so the two cannot disagree).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -71,16 +71,63 @@ fn compile_of(launch: &Launch) -> Compile {
     }
 }
 
-/// Group one target's records into launches and their distinct compiles.
+/// What the JIT specializes an int argument on: the value 1 (a constant), divisibility by 16,
+/// or neither. Two launches whose ints fall in the same classes make the same compile.
+fn int_class(arg: &CapturedArg) -> Value {
+    let int = matches!(arg.ty.as_str(), "i32" | "i64" | "u64");
+    let value = arg.value.as_ref();
+    let number = value.and_then(|v| {
+        v.as_i64()
+            .map(i128::from)
+            .or_else(|| v.as_u64().map(i128::from))
+    });
+    match number {
+        Some(1) if int => Value::from("=1"),
+        Some(v) if int && v % 16 == 0 => Value::from("%16"),
+        Some(_) if int => Value::from("other"),
+        _ => arg.value.clone().unwrap_or(Value::Null),
+    }
+}
+
+/// The identity of a compile, as the JIT sees it: everything but the int arguments' values,
+/// which count only by [`int_class`].
+fn compile_key(compile: &Compile) -> String {
+    let args: BTreeMap<&String, Value> = compile
+        .args
+        .iter()
+        .map(|(name, arg)| {
+            let class = serde_json::json!([arg.ty, int_class(arg), arg.aligned, arg.dtype]);
+            (name, class)
+        })
+        .collect();
+    let descriptors: Vec<_> = compile
+        .args
+        .values()
+        .map(|a| (&a.shape, &a.strides, &a.block_shape))
+        .collect();
+    serde_json::to_string(&(
+        &compile.kernel,
+        args,
+        descriptors,
+        &compile.constexprs,
+        &compile.options,
+        &compile.globals,
+    ))
+    .unwrap_or_default()
+}
+
+/// Group one target's records into launches and their distinct compiles, in time linear in the
+/// launches: compiles and repeated launches are found by key, not by search.
 pub fn plan(records: &Records) -> Planned {
     let mut planned = Planned::default();
-    let index_of = |planned: &mut Planned, launch: &Launch| -> usize {
+    let mut compile_index: HashMap<String, usize> = HashMap::new();
+    let mut index_of = |planned: &mut Planned, launch: &Launch| -> usize {
         let compile = compile_of(launch);
-        if let Some(i) = planned.compiles.iter().position(|c| *c == compile) {
-            return i;
-        }
-        planned.compiles.push(compile);
-        planned.compiles.len() - 1
+        let key = compile_key(&compile);
+        *compile_index.entry(key).or_insert_with(|| {
+            planned.compiles.push(compile);
+            planned.compiles.len() - 1
+        })
     };
     let mut groups: BTreeMap<u64, usize> = BTreeMap::new();
     for launch in &records.launches {
@@ -113,26 +160,27 @@ pub fn plan(records: &Records) -> Planned {
     // The same launch made again (a loop, a second layer, another test) is one row with a
     // count and the calls that made it.
     let mut merged: Vec<(PlannedLaunch, u64)> = Vec::new();
+    let mut merged_index: HashMap<String, usize> = HashMap::new();
     for (launch, count) in planned.launches.drain(..) {
-        let same = |l: &PlannedLaunch| {
-            PlannedLaunch {
-                calls: Vec::new(),
-                ..l.clone()
-            } == PlannedLaunch {
-                calls: Vec::new(),
-                ..launch.clone()
-            }
-        };
-        match merged.iter_mut().find(|(l, _)| same(l)) {
-            Some((l, n)) => {
-                *n += count;
-                for call in launch.calls {
-                    if !l.calls.contains(&call) {
-                        l.calls.push(call);
-                    }
+        let key = serde_json::to_string(&(
+            &launch.kernel,
+            &launch.caller,
+            launch.autotune,
+            &launch.compiles,
+            &launch.grid,
+            &launch.unsupported,
+        ))
+        .unwrap_or_default();
+        if let Some((l, n)) = merged_index.get(&key).map(|&i| &mut merged[i]) {
+            *n += count;
+            for call in launch.calls {
+                if !l.calls.contains(&call) {
+                    l.calls.push(call);
                 }
             }
-            None => merged.push((launch, count)),
+        } else {
+            merged_index.insert(key, merged.len());
+            merged.push((launch, count));
         }
     }
     planned.launches = merged;

@@ -408,7 +408,7 @@ fn fix_launches(
     on_event: &mut dyn FnMut(Event),
 ) {
     let target = report.device.clone();
-    let backend = report.emulated.backend;
+    let backend = report.emulated.backend.clone();
     let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
     for (at, launch) in report.launches.iter().enumerate() {
         if !matches!(
@@ -430,7 +430,7 @@ fn fix_launches(
             options: base.options.clone(),
             globals: base.globals.clone(),
         };
-        wanted.push((at, crate::fix::launch::candidates(&compile, backend)));
+        wanted.push((at, crate::fix::launch::candidates(&compile, &backend)));
     }
     if wanted.is_empty() {
         return;

@@ -6,9 +6,10 @@ use std::path::Path;
 
 use crate::hint::Hinted;
 use crate::judge::diff::diff;
+use crate::model::capture::CaptureReport;
 use crate::model::diff::ReportDiff;
 use crate::model::identity::{Comparison, Subject};
-use crate::model::read::{self, NotAProbeReport};
+use crate::model::read::{self, ForDiff, NotAProbeReport};
 
 const SAME_SPEC: &str =
     "diff two reports of the same spec (a Triton or kernel upgrade), saved with `--json`";
@@ -40,7 +41,23 @@ pub fn diffs(old: &Path, new: Option<&Path>) -> Result<(Vec<ReportDiff>, Vec<Str
         let matrix = read::matrix(old).map_err(NotAProbeReport::from)?;
         return Ok((matrix.diffs, Vec::new()));
     };
-    let (old_report, new_report) = (read::probe_report(old)?, read::probe_report(new)?);
+    let (old_report, new_report) = match (read::for_diff(old)?, read::for_diff(new)?) {
+        (ForDiff::Probe(old_report), ForDiff::Probe(new_report)) => (old_report, new_report),
+        (ForDiff::Capture(old_report), ForDiff::Capture(new_report)) => {
+            return capture_diff(old, new, &old_report, &new_report);
+        }
+        _ => {
+            return Err(Hinted::new(
+                format!(
+                    "`{}` and `{}` are not two reports of one kind: one is a capture, the other a probe",
+                    old.display(),
+                    new.display()
+                ),
+                SAME_SPEC,
+            )
+            .into());
+        }
+    };
     let mut notes = Vec::new();
     match Subject::of_probe(&old_report.kernel).compare(&Subject::of_probe(&new_report.kernel)) {
         Comparison::Same => {}
@@ -68,6 +85,36 @@ pub fn diffs(old: &Path, new: Option<&Path>) -> Result<(Vec<ReportDiff>, Vec<Str
                 new_report.results.len()
             ),
             SAME_SPEC,
+        )
+        .into());
+    }
+    Ok((vec![d], notes))
+}
+
+/// Two captures of one script: every distinct compile of every target, compared.
+fn capture_diff(
+    old: &Path,
+    new: &Path,
+    old_report: &CaptureReport,
+    new_report: &CaptureReport,
+) -> Result<(Vec<ReportDiff>, Vec<String>), DiffError> {
+    let mut notes = Vec::new();
+    if old_report.script != new_report.script {
+        notes.push(format!(
+            "tilefit: note: the captures ran different scripts ({} and {})",
+            crate::escape::control(&old_report.script),
+            crate::escape::control(&new_report.script)
+        ));
+    }
+    let d = crate::judge::diff::diff_captures(old_report, new_report);
+    if d.compared == 0 {
+        return Err(Hinted::new(
+            format!(
+                "`{}` and `{}` have no compile in common",
+                old.display(),
+                new.display()
+            ),
+            "diff two captures of the same script (a Triton, engine or kernel upgrade), saved with `--json`",
         )
         .into());
     }

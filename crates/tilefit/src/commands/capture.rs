@@ -5,7 +5,6 @@
 use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::hint::Hinted;
-use tilefit_core::judge::gate::Rule;
 use tilefit_core::run::{capture, fleet, toolchains};
 
 use crate::cli::CaptureArgs;
@@ -47,12 +46,6 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     );
     progress.finish();
     let report = report?;
-    // Over-budget launches fail by default: what crashes the engine is never a pass.
-    let mut output = args.output.clone();
-    if output.fail_on.is_empty() {
-        output.fail_on = vec![Rule::Baseline, Rule::NoneFits];
-    }
-    emit::emit_without_html(&report, &output)?;
     if let Some(dir) = &args.emit_spec {
         std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
         let specs = capture::specs(&report);
@@ -62,21 +55,14 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         }
         crate::output::note(&format!(
             "tilefit: wrote {} probe specs (one per captured kernel) to {}",
-            specs.len(),
+            specs
+                .iter()
+                .filter(|(n, _)| std::path::Path::new(n)
+                    .extension()
+                    .is_some_and(|e| e == "toml"))
+                .count(),
             dir.display()
         ));
     }
-    let code = emit::finish(&report, &output)?;
-    // The capture fails closed: a script that did not run to its end, records not read whole, a
-    // launch not judged, a compile error or nothing launched is a failure whatever the gate says.
-    // An interrupted run is the tool's: no verdict of the missing targets can be trusted.
-    if report.incomplete {
-        return Ok(crate::exit_codes::BAD_INPUT_OR_TOOL_FAILURE);
-    }
-    let failed = report.targets.iter().any(|t| !t.failures.is_empty());
-    Ok(if failed {
-        code.max(crate::exit_codes::GATE_FAILED)
-    } else {
-        code
-    })
+    emit::finish_capture(&report, &args.output)
 }

@@ -16,6 +16,16 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
             }
             emit::finish(report.as_ref(), &args.output)
         }
+        SavedReport::Capture(report) => {
+            if args.emit_configs.is_some() {
+                return Err(Hinted::new(
+                    "`--emit-configs` needs a probe report: a capture judges the configs its script launched",
+                    "probe the specs `tilefit capture --emit-spec DIR` writes",
+                )
+                .into());
+            }
+            emit::finish_capture(&report, &args.output)
+        }
         SavedReport::Replay(report) => {
             if args.emit_configs.is_some() {
                 return Err(Hinted::new(

@@ -3,6 +3,7 @@
 
 mod capture;
 mod capture_fails;
+mod capture_reports;
 mod devices;
 mod explain;
 mod extract;
