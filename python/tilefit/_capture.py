@@ -125,8 +125,15 @@ class Recorder:
 RECORDER = None
 
 
-def _user_frame(tb_or_frame):
-    """(file, line) of the innermost frame that is the user's: not torch, Triton or tilefit."""
+#: Folders of the user's own code (the script's folder, or the working folder for ``-m``): a
+#: launch's place is the innermost frame there, not an engine's helper.
+USER_ROOTS = []
+
+_LIBRARIES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
+
+
+def _frames(tb_or_frame):
+    """(frame, line) pairs, innermost first, of a traceback or a stack."""
     frames = []
     if tb_or_frame is not None and hasattr(tb_or_frame, "tb_frame"):
         tb = tb_or_frame
@@ -139,10 +146,7 @@ def _user_frame(tb_or_frame):
         while frame is not None:
             frames.append((frame, frame.f_lineno))
             frame = frame.f_back
-    for frame, line in frames:
-        if _is_user(frame):
-            return (os.path.abspath(frame.f_code.co_filename), line)
-    return None
+    return frames
 
 
 def _is_user(frame):
@@ -152,6 +156,41 @@ def _is_user(frame):
         return False
     filename = os.path.abspath(frame.f_code.co_filename)
     return not (filename.startswith(_OWN) or filename.startswith("<"))
+
+
+def _in_user_roots(frame):
+    filename = os.path.abspath(frame.f_code.co_filename)
+    if any(part in filename for part in _LIBRARIES):
+        return False
+    return any(filename.startswith(root) for root in USER_ROOTS)
+
+
+def _user_frame(tb_or_frame):
+    """(file, line) of the innermost frame of the user's own code (under :data:`USER_ROOTS`),
+    else of the innermost frame that is not torch, Triton or tilefit."""
+    frames = [(f, line) for f, line in _frames(tb_or_frame) if _is_user(f)]
+    for frame, line in frames:
+        if _in_user_roots(frame):
+            return (os.path.abspath(frame.f_code.co_filename), line)
+    if frames:
+        frame, line = frames[0]
+        return (os.path.abspath(frame.f_code.co_filename), line)
+    return None
+
+
+def _chain(frame):
+    """The frames from the user's call down to the launch (outermost first), torch's, Triton's
+    and tilefit's left out: where an engine's helpers passed the call on."""
+    frames = [(f, line) for f, line in _frames(frame) if _is_user(f)]
+    user = next((i for i, (f, _) in enumerate(frames) if _in_user_roots(f)), len(frames) - 1)
+    return [
+        {
+            "file": os.path.abspath(f.f_code.co_filename),
+            "line": line,
+            "function": f.f_code.co_name,
+        }
+        for f, line in reversed(frames[: user + 1])
+    ]
 
 
 def _dtype_type(dtype):
@@ -310,6 +349,7 @@ def capture_run(jit, args, kwargs, grid, warmup):
     record = {
         "kernel": _kernel_info(jit),
         "caller": {"file": caller[0], "line": caller[1]} if caller else None,
+        "chain": outer["chain"] if outer and outer.get("chain") else _chain(sys._getframe(1)),
         "warmup": bool(warmup),
         "call": recorder.current_call if recorder else None,
     }
@@ -369,7 +409,11 @@ def _autotuned_run(original):
         if recorder is None:
             return original(self, *args, **kwargs)
         recorder._next_group += 1
-        group = {"id": recorder._next_group, "caller": _user_frame(sys._getframe(1))}
+        group = {
+            "id": recorder._next_group,
+            "caller": _user_frame(sys._getframe(1)),
+            "chain": _chain(sys._getframe(1)),
+        }
         recorder._group.append(group)
         start = len(recorder.launches)
         # Every call tries its pruned configs afresh: a cached choice would hide them.

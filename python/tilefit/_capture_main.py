@@ -63,9 +63,11 @@ def main(argv):
     if module:
         sys.argv = [module, *args]
         sys.path.insert(0, os.getcwd())
+        _capture.USER_ROOTS.append(os.getcwd() + os.sep)
     else:
         sys.argv = [script, *args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+        _capture.USER_ROOTS.append(os.path.dirname(os.path.abspath(script)) + os.sep)
     try:
         try:
             if module:

@@ -56,7 +56,7 @@ fn words(config: &BTreeMap<String, Value>) -> String {
 }
 
 /// The way out, from the candidates' bytes on the device (`None`: it did not compile or does not
-/// fit): the first [`MAX_FITS`] that fit, and what to pass. `None` when none fits.
+/// fit): the first [`MAX_FITS`] that fit, and what to pass; when none fits, says so.
 pub fn fix_of(
     autotuned: bool,
     candidates: &[(Candidate, Compile)],
@@ -76,11 +76,20 @@ pub fn fix_of(
         })
         .take(MAX_FITS)
         .collect();
-    let (first_candidate, first_compile) = candidates
+    let Some((first_candidate, first_compile)) = candidates
         .iter()
         .zip(fits)
         .find(|(_, b)| b.is_some())
-        .map(|(c, _)| c)?;
+        .map(|(c, _)| c)
+    else {
+        return Some(LaunchFix {
+            fits: Vec::new(),
+            pass: format!(
+                "none of the {} nearest configs (fewer stages, then smaller BLOCK_M/N/K tiles) fits: the kernel's tiling itself must change",
+                candidates.len()
+            ),
+        });
+    };
     let pass = if autotuned {
         let kwargs: Vec<String> = first_compile
             .constexprs

@@ -128,14 +128,28 @@ pub struct CapturedArg {
     pub block_shape: Option<Vec<u64>>,
 }
 
+/// One frame of the chain from the user's call down to a launch.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Frame {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u64,
+    /// The function.
+    pub function: String,
+}
+
 /// One launch.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Launch {
     /// The kernel.
     pub kernel: CapturedKernel,
-    /// The launching line.
+    /// The user's call: the innermost frame of the user's own code (the script's folder).
     #[serde(default)]
     pub caller: Option<Site>,
+    /// The frames from the user's call down to the launch, outermost first.
+    #[serde(default)]
+    pub chain: Vec<Frame>,
     /// A `warmup` call (compiles, does not run).
     #[serde(default)]
     pub warmup: bool,

@@ -10,7 +10,9 @@ use serde_json::Value;
 use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
-use crate::input::capture::{CapturedArg, CapturedKernel, ScriptError, Site, Stopped, TestOutcome};
+use crate::input::capture::{
+    CapturedArg, CapturedKernel, Frame, ScriptError, Site, Stopped, TestOutcome,
+};
 
 /// The report's schema version.
 pub const CAPTURE_SCHEMA_VERSION: u32 = 1;
@@ -158,6 +160,9 @@ pub struct LaunchReport {
     pub kernel: CapturedKernel,
     /// The launching line.
     pub caller: Option<Site>,
+    /// From the user's call down to the launch, outermost first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub chain: Vec<Frame>,
     /// The script's calls (under pytest: the tests) that made it.
     pub calls: Vec<String>,
     /// How many times it was made.

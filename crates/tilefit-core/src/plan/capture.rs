@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use crate::input::capture::{CapturedArg, CapturedKernel, Launch, Records, Site};
+use crate::input::capture::{CapturedArg, CapturedKernel, Frame, Launch, Records, Site};
 
 /// One distinct compile: what decides the compiled kernel.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,8 +31,10 @@ pub struct Compile {
 pub struct PlannedLaunch {
     /// The kernel.
     pub kernel: CapturedKernel,
-    /// The launching line.
+    /// The user's call.
     pub caller: Option<Site>,
+    /// From the user's call down to the launch.
+    pub chain: Vec<Frame>,
     /// The script's calls (tests) that made it.
     pub calls: Vec<String>,
     /// `Some((configs in the list, configs tried))` for an autotuned launch.
@@ -149,6 +151,7 @@ pub fn plan(records: &Records) -> Planned {
         let entry = PlannedLaunch {
             kernel: launch.kernel.clone(),
             caller: launch.caller.clone(),
+            chain: launch.chain.clone(),
             calls: launch.call.iter().cloned().collect(),
             autotune: launch.autotune.as_ref().map(|r| (r.configs, r.tried)),
             compiles: compile.into_iter().collect(),

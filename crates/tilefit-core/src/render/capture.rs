@@ -183,6 +183,16 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
                 )
             })
             .collect();
+        if fix.fits.is_empty() {
+            let _ = writeln!(
+                out,
+                "{prefix}no fix for {} on {}: {}",
+                control(&crate::judge::capture::launch_text(launch)),
+                control(&target.device.device),
+                control(&fix.pass)
+            );
+            continue;
+        }
         let _ = writeln!(
             out,
             "{prefix}fix for {}: {}; fits on {}: {}",

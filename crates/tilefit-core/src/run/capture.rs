@@ -375,6 +375,7 @@ fn judge_target(
             LaunchReport {
                 kernel: launch.kernel.clone(),
                 caller: launch.caller.clone(),
+                chain: launch.chain.clone(),
                 calls: launch.calls.clone(),
                 count: *count,
                 autotune: launch

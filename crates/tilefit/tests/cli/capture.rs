@@ -478,6 +478,17 @@ fn kernels_from_bare_importlib_an_exec_dict_and_a_factory_are_judged() {
     let big = launches(&report, "h100", "mla_decode_stage1");
     assert_eq!((desk.len(), big.len()), (2, 2));
     for (d, b) in desk.iter().zip(&big) {
+        // The user's call, and the chain from it down to the launch.
+        assert!(
+            d["caller"]["file"]
+                .as_str()
+                .unwrap()
+                .ends_with("plain_importlib.py"),
+            "{d}"
+        );
+        let chain = d["chain"].as_array().unwrap();
+        assert_eq!(chain.first().unwrap()["function"], "<module>", "{d}");
+        assert_eq!(chain.last().unwrap()["function"], "launch", "{d}");
         assert_eq!(d["verdict"], "over");
         assert_eq!(b["verdict"], "fits");
         assert!(bytes(&report, "rtx-pro-6000", d) > 101_376);
