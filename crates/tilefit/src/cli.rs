@@ -315,8 +315,15 @@ pub struct ProbeArgs {
     pub worker_script: Option<PathBuf>,
 }
 
-/// `tilefit capture`.
+/// `tilefit capture`. The shared flags a capture cannot use are hidden from its help and refused
+/// with the reason: `--html` (a capture has no cliff map), `--shipped` (the shipped configs are the
+/// ones the script launched) and `--triton` (the script runs in `--python`'s environment).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("html", |a| a.hide(true)),
+    mut_arg("shipped", |a| a.hide(true)),
+    mut_arg("triton", |a| a.hide(true))
+)]
 pub struct CaptureArgs {
     /// The Python script that calls the engine's host code.
     #[arg(required_unless_present = "module")]

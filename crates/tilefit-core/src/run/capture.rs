@@ -566,70 +566,90 @@ pub fn capture(
     })
 }
 
-/// The probe specs a user would have written for the captured kernels (`--emit-spec DIR`): one
-/// per kernel (per set of arguments, where launches pass different ones), with every target that
-/// launched it; the captured values fixed where all launches agree and swept where they differ.
-/// Returned as (file name, TOML).
+/// The probe specs of what each device launched (`--emit-spec DIR`): per target and per kernel
+/// (per set of arguments and scope), the captured configs exactly. Where they are a whole cross
+/// product of their differing values (`num_stages` 5 and 6), one spec sweeps them; otherwise each
+/// config is a spec of its own, so probing never judges a config the device did not launch.
+/// Each kernel's scope file is written beside its specs. Returned as (file name, text).
 pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
-    let mut compiles: Vec<Compile> = Vec::new();
-    let mut launched_on: Vec<Vec<String>> = Vec::new();
-    let mut scopes: BTreeMap<&String, &String> = BTreeMap::new();
+    let mut files: Vec<(String, String)> = Vec::new();
+    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     for target in &report.targets {
-        scopes.extend(target.scopes.iter());
-        for c in &target.compiles {
-            let compile = Compile {
+        let device = &target.device.device;
+        let compiles: Vec<Compile> = target
+            .compiles
+            .iter()
+            .map(|c| Compile {
                 kernel: c.kernel.clone(),
                 args: c.args.clone(),
                 constexprs: c.constexprs.clone(),
                 options: c.options.clone(),
                 globals: c.globals.clone(),
-            };
-            if let Some(i) = compiles.iter().position(|k| *k == compile) {
-                if !launched_on[i].contains(&target.device.device) {
-                    launched_on[i].push(target.device.device.clone());
-                }
+            })
+            .collect();
+        for group in spec_groups(&compiles) {
+            let members: Vec<&Compile> = group.iter().map(|&i| &compiles[i]).collect();
+            let scope_name = scope_file_name(&members[0].kernel);
+            if let Some(scope) = members[0]
+                .kernel
+                .scope
+                .as_ref()
+                .and_then(|d| target.scopes.get(d))
+                && !files.iter().any(|(n, _)| *n == scope_name)
+            {
+                files.push((scope_name.clone(), scope.clone()));
+            }
+            let parts: Vec<Vec<&Compile>> = if is_cross_product(&members) {
+                vec![members]
             } else {
-                compiles.push(compile);
-                launched_on.push(vec![target.device.device.clone()]);
+                members.into_iter().map(|m| vec![m]).collect()
+            };
+            for part in parts {
+                let function: String = part[0]
+                    .kernel
+                    .function
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let device_part: String = device
+                    .chars()
+                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+                    .collect();
+                let stem = format!("{function}-{device_part}");
+                let n = taken.entry(stem.clone()).or_default();
+                *n += 1;
+                let name = if *n == 1 {
+                    format!("{stem}.toml")
+                } else {
+                    format!("{stem}-{n}.toml")
+                };
+                let comment = format!(
+                    "`{}` as {} launched it under `tilefit capture` on {device}.\nProbe it: tilefit probe {name}",
+                    part[0].kernel.function, report.script
+                );
+                let text = spec_toml(&part, std::slice::from_ref(device), &comment, &scope_name);
+                files.push((name, text));
             }
         }
-    }
-    let mut files: Vec<(String, String)> = Vec::new();
-    for group in spec_groups(&compiles) {
-        let members: Vec<&Compile> = group.iter().map(|&i| &compiles[i]).collect();
-        let mut devices: Vec<String> = Vec::new();
-        for &i in &group {
-            for d in &launched_on[i] {
-                if !devices.contains(d) {
-                    devices.push(d.clone());
-                }
-            }
-        }
-        let function = &members[0].kernel.function;
-        let taken = files
-            .iter()
-            .filter(|(n, _)| n.starts_with(function.as_str()))
-            .count();
-        let name = if taken == 0 {
-            format!("{function}.toml")
-        } else {
-            format!("{function}-{}.toml", taken + 1)
-        };
-        let comment = format!(
-            "`{function}` as {} launched it under `tilefit capture` on {}.\nProbe it: tilefit probe {name}",
-            report.script,
-            devices.join(", ")
-        );
-        let scope_name = scope_file_name(&members[0].kernel);
-        let scope = members[0].kernel.scope.as_ref().and_then(|d| scopes.get(d));
-        if let Some(scope) = scope
-            && !files.iter().any(|(n, _)| *n == scope_name)
-        {
-            files.push((scope_name.clone(), (*scope).clone()));
-        }
-        files.push((name, spec_toml(&members, &devices, &comment, &scope_name)));
     }
     files
+}
+
+/// Whether the compiles' differing constexprs and options form a whole cross product (so a sweep
+/// of them gives exactly these compiles).
+fn is_cross_product(compiles: &[&Compile]) -> bool {
+    let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for compile in compiles {
+        for (key, value) in compile.constexprs.iter().chain(&compile.options) {
+            let seen = values.entry(key.clone()).or_default();
+            let text = value.to_string();
+            if !seen.contains(&text) {
+                seen.push(text);
+            }
+        }
+    }
+    let product: usize = values.values().map(Vec::len).product();
+    product == compiles.len()
 }
 
 #[cfg(test)]
