@@ -89,6 +89,22 @@ pub const PACKAGE: &[(&str, &str)] = &[
     ),
 ];
 
+/// The newest Triton the emulation was tested with (its patches reach into the driver's and the
+/// autotuner's internals, which move between releases).
+const NEWEST_TESTED_TRITON: (u32, u32) = (3, 6);
+
+/// A warning when the environment's Triton is newer than [`NEWEST_TESTED_TRITON`].
+fn untested_triton(version: &str) -> Option<String> {
+    let mut parts = version.split(['.', '+']).map(|p| p.parse::<u32>().ok());
+    let (major, minor) = (parts.next()??, parts.next()??);
+    ((major, minor) > NEWEST_TESTED_TRITON).then(|| {
+        format!(
+            "tilefit: warning: the environment's Triton {version} is newer than the newest the capture's emulation was tested with ({}.{}): its internals may have moved; check the report's launches against a real run",
+            NEWEST_TESTED_TRITON.0, NEWEST_TESTED_TRITON.1
+        )
+    })
+}
+
 /// The exit code `_capture_main` gives when its Python cannot import torch.
 const NO_TORCH: i32 = 3;
 
@@ -485,6 +501,9 @@ pub fn capture(
         None => run.script.display().to_string(),
     };
     let table = DeviceTable::builtin()?;
+    if let Some(warning) = untested_triton(&toolchain.triton_version) {
+        on_note(warning);
+    }
     let scratch = Scratch::new(&settings.cache_dir, "capture");
     let dir = scratch.path().to_path_buf();
     write_package(&dir.join("py"))
@@ -654,7 +673,16 @@ fn is_cross_product(compiles: &[&Compile]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::PACKAGE;
+    use super::{PACKAGE, untested_triton};
+
+    #[test]
+    fn a_triton_newer_than_the_tested_ones_is_warned_of() {
+        assert!(untested_triton("3.6.0").is_none());
+        assert!(untested_triton("3.5.1").is_none());
+        assert!(untested_triton("3.7.1").unwrap().contains("3.7.1"));
+        assert!(untested_triton("4.0.0+git1234").is_some());
+        assert!(untested_triton("nonsense").is_none());
+    }
 
     #[test]
     fn the_embedded_package_is_the_whole_folder() {
