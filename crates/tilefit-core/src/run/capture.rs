@@ -27,7 +27,9 @@ use crate::model::capture::{
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
 use crate::model::verdict::VerdictCode;
-use crate::plan::capture::{Compile, plan, scope_file_name, spec_groups, spec_toml};
+use crate::plan::capture::{Compile, plan, scope_file_name, spec_toml};
+
+pub use super::capture_spec::specs;
 
 /// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
 pub const PACKAGE: &[(&str, &str)] = &[
@@ -483,6 +485,26 @@ fn fix_launches(
     }
 }
 
+/// `tilefit: [2/4] running SCRIPT as if on rtx-pro-6000 (sm_120)`.
+fn starting(
+    shown: &str,
+    (index, of): (usize, usize),
+    target: &TargetDevice,
+    emulated: &EmulatedDevice,
+) -> String {
+    let represented = emulated
+        .represented_by
+        .as_ref()
+        .map(|p| format!(", answering as the {p}"))
+        .unwrap_or_default();
+    format!(
+        "tilefit: [{}/{of}] running {shown} as if on {} ({}{represented})",
+        index + 1,
+        target.device,
+        target.arch
+    )
+}
+
 /// Run the capture.
 pub fn capture(
     run: &CaptureRun<'_>,
@@ -522,14 +544,11 @@ pub fn capture(
             incomplete = true;
             break;
         }
-        let represented = emulated
-            .represented_by
-            .as_ref()
-            .map(|p| format!(", answering as the {p}"))
-            .unwrap_or_default();
-        on_note(format!(
-            "tilefit: running {shown} as if on {} ({}{represented})",
-            target.device, target.arch
+        on_note(starting(
+            &shown,
+            (index, run.targets.len()),
+            target,
+            &emulated,
         ));
         let (process, records) = run_target(
             toolchain,
@@ -569,6 +588,15 @@ pub fn capture(
             },
         };
         report.failures = target_failures(&report, run.allow_empty);
+        on_note(format!(
+            "tilefit: [{}/{}] {}: {} launches, {} compiles, {} failures",
+            index + 1,
+            run.targets.len(),
+            target.device,
+            report.launches.iter().map(|l| l.count).sum::<u64>(),
+            report.compiles.len(),
+            report.failures.len()
+        ));
         incomplete |= report.script.as_ref().is_some_and(|s| s.end == "cancelled");
         targets.push(report);
     }
@@ -583,92 +611,6 @@ pub fn capture(
         targets,
         incomplete,
     })
-}
-
-/// The probe specs of what each device launched (`--emit-spec DIR`): per target and per kernel
-/// (per set of arguments and scope), the captured configs exactly. Where they are a whole cross
-/// product of their differing values (`num_stages` 5 and 6), one spec sweeps them; otherwise each
-/// config is a spec of its own, so probing never judges a config the device did not launch.
-/// Each kernel's scope file is written beside its specs. Returned as (file name, text).
-pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
-    let mut files: Vec<(String, String)> = Vec::new();
-    let mut taken: BTreeMap<String, usize> = BTreeMap::new();
-    for target in &report.targets {
-        let device = &target.device.device;
-        let compiles: Vec<Compile> = target
-            .compiles
-            .iter()
-            .map(|c| Compile {
-                kernel: c.kernel.clone(),
-                args: c.args.clone(),
-                constexprs: c.constexprs.clone(),
-                options: c.options.clone(),
-                globals: c.globals.clone(),
-            })
-            .collect();
-        for group in spec_groups(&compiles) {
-            let members: Vec<&Compile> = group.iter().map(|&i| &compiles[i]).collect();
-            let scope_name = scope_file_name(&members[0].kernel);
-            if let Some(scope) = members[0]
-                .kernel
-                .scope
-                .as_ref()
-                .and_then(|d| target.scopes.get(d))
-                && !files.iter().any(|(n, _)| *n == scope_name)
-            {
-                files.push((scope_name.clone(), scope.clone()));
-            }
-            let parts: Vec<Vec<&Compile>> = if is_cross_product(&members) {
-                vec![members]
-            } else {
-                members.into_iter().map(|m| vec![m]).collect()
-            };
-            for part in parts {
-                let function: String = part[0]
-                    .kernel
-                    .function
-                    .chars()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
-                let device_part: String = device
-                    .chars()
-                    .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
-                    .collect();
-                let stem = format!("{function}-{device_part}");
-                let n = taken.entry(stem.clone()).or_default();
-                *n += 1;
-                let name = if *n == 1 {
-                    format!("{stem}.toml")
-                } else {
-                    format!("{stem}-{n}.toml")
-                };
-                let comment = format!(
-                    "`{}` as {} launched it under `tilefit capture` on {device}.\nProbe it: tilefit probe {name}",
-                    part[0].kernel.function, report.script
-                );
-                let text = spec_toml(&part, std::slice::from_ref(device), &comment, &scope_name);
-                files.push((name, text));
-            }
-        }
-    }
-    files
-}
-
-/// Whether the compiles' differing constexprs and options form a whole cross product (so a sweep
-/// of them gives exactly these compiles).
-fn is_cross_product(compiles: &[&Compile]) -> bool {
-    let mut values: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for compile in compiles {
-        for (key, value) in compile.constexprs.iter().chain(&compile.options) {
-            let seen = values.entry(key.clone()).or_default();
-            let text = value.to_string();
-            if !seen.contains(&text) {
-                seen.push(text);
-            }
-        }
-    }
-    let product: usize = values.values().map(Vec::len).product();
-    product == compiles.len()
 }
 
 #[cfg(test)]
