@@ -182,7 +182,9 @@ def _chain(frame):
     """The frames from the user's call down to the launch (outermost first), torch's, Triton's
     and tilefit's left out: where an engine's helpers passed the call on."""
     frames = [(f, line) for f, line in _frames(frame) if _is_user(f)]
-    user = next((i for i, (f, _) in enumerate(frames) if _in_user_roots(f)), len(frames) - 1)
+    user = next(
+        (i for i, (f, _) in enumerate(frames) if _in_user_roots(f)), len(frames) - 1
+    )
     return [
         {
             "file": os.path.abspath(f.f_code.co_filename),
@@ -349,7 +351,9 @@ def capture_run(jit, args, kwargs, grid, warmup):
     record = {
         "kernel": _kernel_info(jit),
         "caller": {"file": caller[0], "line": caller[1]} if caller else None,
-        "chain": outer["chain"] if outer and outer.get("chain") else _chain(sys._getframe(1)),
+        "chain": outer["chain"]
+        if outer and outer.get("chain")
+        else _chain(sys._getframe(1)),
         "warmup": bool(warmup),
         "call": recorder.current_call if recorder else None,
     }

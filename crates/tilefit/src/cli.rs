@@ -99,8 +99,9 @@ pub struct OutputArgs {
     /// Exit 1 when a result fails this way on a listed device: baseline (the shipped config
     /// misses a device), none-fits (an autotune list or config file leaves a device with nothing
     /// that fits), over-budget, compile-error, near-budget[=PCT] (default 90), with
-    /// `--resources full` over-thread-limit and spills, and with config files unmapped-files.
-    /// Repeat or comma-separate.
+    /// `--resources full` over-thread-limit and spills, with config files unmapped-files, and for a
+    /// capture stopped (a call that needed what emulation lacks) or none (report only; a capture
+    /// fails on baseline and none-fits when no rule is named). Repeat or comma-separate.
     #[arg(long, value_name = "WHAT", value_delimiter = ',', value_parser = Rule::parse)]
     pub fail_on: Vec<Rule>,
     /// Only findings absent from this earlier report (`--json` of probe or replay) fail the gate:
@@ -315,8 +316,15 @@ pub struct ProbeArgs {
     pub worker_script: Option<PathBuf>,
 }
 
-/// `tilefit capture`.
+/// `tilefit capture`. The shared flags a capture cannot use are hidden from its help and refused
+/// with the reason: `--html` (a capture has no cliff map), `--shipped` (the shipped configs are the
+/// ones the script launched) and `--triton` (the script runs in `--python`'s environment).
 #[derive(Debug, Args)]
+#[command(
+    mut_arg("html", |a| a.hide(true)),
+    mut_arg("shipped", |a| a.hide(true)),
+    mut_arg("triton", |a| a.hide(true))
+)]
 pub struct CaptureArgs {
     /// The Python script that calls the engine's host code.
     #[arg(required_unless_present = "module")]

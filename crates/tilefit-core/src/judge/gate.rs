@@ -40,6 +40,8 @@ pub enum Rule {
     NoneFits,
     /// A call of a captured script stopped where it needed what emulation lacks.
     Stopped,
+    /// No rule: report only (a capture's default rules off; it still fails closed).
+    Nothing,
 }
 
 /// The rules annotated when `--fail-on` names none: the findings that crash engines.
@@ -58,6 +60,7 @@ impl Rule {
             Rule::Baseline => "baseline".to_owned(),
             Rule::NoneFits => "none-fits".to_owned(),
             Rule::Stopped => "stopped".to_owned(),
+            Rule::Nothing => "none".to_owned(),
         }
     }
 
@@ -72,6 +75,7 @@ impl Rule {
             None if text == "baseline" => Ok(Rule::Baseline),
             None if text == "none-fits" => Ok(Rule::NoneFits),
             None if text == "stopped" => Ok(Rule::Stopped),
+            None if text == "none" => Ok(Rule::Nothing),
             None if text == "near-budget" => Ok(Rule::NearBudget(NEAR_BUDGET_FRACTION)),
             Some(("near-budget", percent)) => match percent.trim_end_matches('%').parse::<f64>() {
                 Ok(p) if p > 0.0 && p <= 100.0 => Ok(Rule::NearBudget(p / 100.0)),
@@ -80,7 +84,7 @@ impl Rule {
                 )),
             },
             _ => Err(format!(
-                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills, unmapped-files, baseline, none-fits or stopped"
+                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills, unmapped-files, baseline, none-fits, stopped or none"
             )),
         }
     }
@@ -96,6 +100,7 @@ impl Rule {
             Rule::Baseline => "shipped configs miss a device".to_owned(),
             Rule::NoneFits => "lists leave a device with no config that fits".to_owned(),
             Rule::Stopped => "captured calls stopped before their launches".to_owned(),
+            Rule::Nothing => "nothing (report only)".to_owned(),
             Rule::NearBudget(share) => {
                 format!("fit but use {:.0}% or more of the budget", share * 100.0)
             }

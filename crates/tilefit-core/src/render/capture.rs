@@ -97,14 +97,33 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
             || "?".to_owned(),
             |s| format!("{}:{}", file_name(&s.file), s.line),
         );
+        // Under pytest, the test that made it.
+        let site = match (target.tests.is_empty(), launch.calls.as_slice()) {
+            (false, [test]) => format!("{site} ({})", test_name(test)),
+            (false, [test, more @ ..]) => {
+                format!("{site} ({} +{})", test_name(test), more.len())
+            }
+            _ => site,
+        };
         let mut configs: Vec<String> = Vec::new();
         let mut bytes: Vec<String> = Vec::new();
+        let mut sizes: Vec<u64> = Vec::new();
+        let mut over = 0usize;
         for &i in &launch.compiles {
             let Some(compile) = target.compiles.get(i) else {
                 continue;
             };
             configs.push(shown_config(compile, varying));
             bytes.push(shown_bytes(compile, &target.device.device));
+            if let Some(result) = &compile.result {
+                sizes.extend(result.shared_bytes);
+                over += usize::from(
+                    result
+                        .verdicts
+                        .iter()
+                        .any(|v| v.device == target.device.device && v.over_by.is_some()),
+                );
+            }
         }
         let config = match (&launch.autotune, configs.len()) {
             (Some(a), _) => format!(
@@ -116,7 +135,17 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
             (None, _) => configs.join("; "),
         };
         let shown_bytes = if launch.autotune.is_some() && bytes.len() > 3 {
-            format!("{} .. {}", bytes[0], bytes[bytes.len() - 1])
+            // The range of the configs tried, and how many are over.
+            let (low, high) = (
+                sizes.iter().min().copied().unwrap_or(0),
+                sizes.iter().max().copied().unwrap_or(0),
+            );
+            let over = if over > 0 {
+                format!(" ({over} over)")
+            } else {
+                String::new()
+            };
+            format!("{} .. {}{over}", format_count(low), format_count(high))
         } else {
             bytes.join(", ")
         };
@@ -137,6 +166,11 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
         );
     }
     rows
+}
+
+/// A pytest node id as a row shows it: the test, without its file (the row has the line).
+fn test_name(nodeid: &str) -> &str {
+    nodeid.rsplit("::").next().unwrap_or(nodeid)
 }
 
 fn heading(target: &TargetCapture) -> String {

@@ -27,7 +27,9 @@ use crate::model::capture::{
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
 use crate::model::verdict::VerdictCode;
-use crate::plan::capture::{Compile, plan, scope_file_name, spec_groups, spec_toml};
+use crate::plan::capture::{Compile, plan, scope_file_name, spec_toml};
+
+pub use super::capture_spec::specs;
 
 /// The package the emulated process imports, by file name: the folder `python/tilefit`, embedded.
 pub const PACKAGE: &[(&str, &str)] = &[
@@ -88,6 +90,22 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../../../python/tilefit/pytest_plugin.py"),
     ),
 ];
+
+/// The newest Triton the emulation was tested with (its patches reach into the driver's and the
+/// autotuner's internals, which move between releases).
+const NEWEST_TESTED_TRITON: (u32, u32) = (3, 6);
+
+/// A warning when the environment's Triton is newer than [`NEWEST_TESTED_TRITON`].
+fn untested_triton(version: &str) -> Option<String> {
+    let mut parts = version.split(['.', '+']).map(|p| p.parse::<u32>().ok());
+    let (major, minor) = (parts.next()??, parts.next()??);
+    ((major, minor) > NEWEST_TESTED_TRITON).then(|| {
+        format!(
+            "tilefit: warning: the environment's Triton {version} is newer than the newest the capture's emulation was tested with ({}.{}): its internals may have moved; check the report's launches against a real run",
+            NEWEST_TESTED_TRITON.0, NEWEST_TESTED_TRITON.1
+        )
+    })
+}
 
 /// The exit code `_capture_main` gives when its Python cannot import torch.
 const NO_TORCH: i32 = 3;
@@ -467,6 +485,26 @@ fn fix_launches(
     }
 }
 
+/// `tilefit: [2/4] running SCRIPT as if on rtx-pro-6000 (sm_120)`.
+fn starting(
+    shown: &str,
+    (index, of): (usize, usize),
+    target: &TargetDevice,
+    emulated: &EmulatedDevice,
+) -> String {
+    let represented = emulated
+        .represented_by
+        .as_ref()
+        .map(|p| format!(", answering as the {p}"))
+        .unwrap_or_default();
+    format!(
+        "tilefit: [{}/{of}] running {shown} as if on {} ({}{represented})",
+        index + 1,
+        target.device,
+        target.arch
+    )
+}
+
 /// Run the capture.
 pub fn capture(
     run: &CaptureRun<'_>,
@@ -485,6 +523,9 @@ pub fn capture(
         None => run.script.display().to_string(),
     };
     let table = DeviceTable::builtin()?;
+    if let Some(warning) = untested_triton(&toolchain.triton_version) {
+        on_note(warning);
+    }
     let scratch = Scratch::new(&settings.cache_dir, "capture");
     let dir = scratch.path().to_path_buf();
     write_package(&dir.join("py"))
@@ -503,14 +544,11 @@ pub fn capture(
             incomplete = true;
             break;
         }
-        let represented = emulated
-            .represented_by
-            .as_ref()
-            .map(|p| format!(", answering as the {p}"))
-            .unwrap_or_default();
-        on_note(format!(
-            "tilefit: running {shown} as if on {} ({}{represented})",
-            target.device, target.arch
+        on_note(starting(
+            &shown,
+            (index, run.targets.len()),
+            target,
+            &emulated,
         ));
         let (process, records) = run_target(
             toolchain,
@@ -550,6 +588,15 @@ pub fn capture(
             },
         };
         report.failures = target_failures(&report, run.allow_empty);
+        on_note(format!(
+            "tilefit: [{}/{}] {}: {} launches, {} compiles, {} failures",
+            index + 1,
+            run.targets.len(),
+            target.device,
+            report.launches.iter().map(|l| l.count).sum::<u64>(),
+            report.compiles.len(),
+            report.failures.len()
+        ));
         incomplete |= report.script.as_ref().is_some_and(|s| s.end == "cancelled");
         targets.push(report);
     }
@@ -566,75 +613,18 @@ pub fn capture(
     })
 }
 
-/// The probe specs a user would have written for the captured kernels (`--emit-spec DIR`): one
-/// per kernel (per set of arguments, where launches pass different ones), with every target that
-/// launched it; the captured values fixed where all launches agree and swept where they differ.
-/// Returned as (file name, TOML).
-pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
-    let mut compiles: Vec<Compile> = Vec::new();
-    let mut launched_on: Vec<Vec<String>> = Vec::new();
-    let mut scopes: BTreeMap<&String, &String> = BTreeMap::new();
-    for target in &report.targets {
-        scopes.extend(target.scopes.iter());
-        for c in &target.compiles {
-            let compile = Compile {
-                kernel: c.kernel.clone(),
-                args: c.args.clone(),
-                constexprs: c.constexprs.clone(),
-                options: c.options.clone(),
-                globals: c.globals.clone(),
-            };
-            if let Some(i) = compiles.iter().position(|k| *k == compile) {
-                if !launched_on[i].contains(&target.device.device) {
-                    launched_on[i].push(target.device.device.clone());
-                }
-            } else {
-                compiles.push(compile);
-                launched_on.push(vec![target.device.device.clone()]);
-            }
-        }
-    }
-    let mut files: Vec<(String, String)> = Vec::new();
-    for group in spec_groups(&compiles) {
-        let members: Vec<&Compile> = group.iter().map(|&i| &compiles[i]).collect();
-        let mut devices: Vec<String> = Vec::new();
-        for &i in &group {
-            for d in &launched_on[i] {
-                if !devices.contains(d) {
-                    devices.push(d.clone());
-                }
-            }
-        }
-        let function = &members[0].kernel.function;
-        let taken = files
-            .iter()
-            .filter(|(n, _)| n.starts_with(function.as_str()))
-            .count();
-        let name = if taken == 0 {
-            format!("{function}.toml")
-        } else {
-            format!("{function}-{}.toml", taken + 1)
-        };
-        let comment = format!(
-            "`{function}` as {} launched it under `tilefit capture` on {}.\nProbe it: tilefit probe {name}",
-            report.script,
-            devices.join(", ")
-        );
-        let scope_name = scope_file_name(&members[0].kernel);
-        let scope = members[0].kernel.scope.as_ref().and_then(|d| scopes.get(d));
-        if let Some(scope) = scope
-            && !files.iter().any(|(n, _)| *n == scope_name)
-        {
-            files.push((scope_name.clone(), (*scope).clone()));
-        }
-        files.push((name, spec_toml(&members, &devices, &comment, &scope_name)));
-    }
-    files
-}
-
 #[cfg(test)]
 mod tests {
-    use super::PACKAGE;
+    use super::{PACKAGE, untested_triton};
+
+    #[test]
+    fn a_triton_newer_than_the_tested_ones_is_warned_of() {
+        assert!(untested_triton("3.6.0").is_none());
+        assert!(untested_triton("3.5.1").is_none());
+        assert!(untested_triton("3.7.1").unwrap().contains("3.7.1"));
+        assert!(untested_triton("4.0.0+git1234").is_some());
+        assert!(untested_triton("nonsense").is_none());
+    }
 
     #[test]
     fn the_embedded_package_is_the_whole_folder() {

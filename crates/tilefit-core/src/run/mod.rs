@@ -6,6 +6,7 @@
 //! one walk of an error chain for its next step. Each is a short sequence; the stages do the work.
 
 pub mod capture;
+pub mod capture_spec;
 pub mod diff;
 pub mod fix_files;
 pub mod fleet;

@@ -20,6 +20,20 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         )
         .into());
     }
+    if args.output.shipped.is_some() {
+        return Err(Hinted::new(
+            "`--shipped` names the configs an engine ships; a capture judges the configs the script launched",
+            "leave `--shipped` out: a launch over budget fails the capture by default",
+        )
+        .into());
+    }
+    if args.compile.python.triton.is_some() {
+        return Err(Hinted::new(
+            "`--triton` picks a managed Triton, which has no torch and none of the engine's packages: a capture runs the script in its own environment",
+            "pass `--python` of an environment with torch, the engine and the Triton to judge",
+        )
+        .into());
+    }
     let targets = fleet::of_names(&args.targets)?;
     let settings = settings::from_compile_args(&args.compile, args.worker_script.clone())?;
     let progress = Progress::new();

@@ -330,9 +330,18 @@ fn the_emitted_spec_probes_to_the_captured_bytes() {
         &[],
     );
     assert_eq!(run.code, 1, "deep_matmul fits nowhere: {}", run.stderr);
-    let spec = specs.join("deep_matmul.toml");
+    // Per device, the captured configs exactly: deep_matmul's two differ only in num_stages (a
+    // whole sweep of one axis); matmul's two tried configs differ in tiles and stages, so each is a
+    // spec of its own (a sweep of their axes would judge configs nobody launched).
+    let spec = specs.join("deep_matmul-rtx-pro-6000.toml");
     let text = std::fs::read_to_string(&spec).unwrap();
     assert!(text.contains("num_stages = [5, 6]"), "{text}");
+    for name in ["matmul-rtx-pro-6000.toml", "matmul-rtx-pro-6000-2.toml"] {
+        let text = std::fs::read_to_string(specs.join(name)).unwrap();
+        let sweep = text.split("[sweep]").nth(1).unwrap();
+        assert!(!sweep.contains('['), "{name} sweeps: {text}");
+    }
+    assert!(!specs.join("matmul-rtx-pro-6000-3.toml").exists());
     let cache = scratch("capture-emitted-probe");
     let probed = super::json_of(&super::probe(
         spec.to_str().unwrap(),
@@ -487,8 +496,8 @@ fn kernels_from_bare_importlib_an_exec_dict_and_a_factory_are_judged() {
             "{d}"
         );
         let chain = d["chain"].as_array().unwrap();
-        assert_eq!(chain.first().unwrap()["function"], "<module>", "{d}");
-        assert_eq!(chain.last().unwrap()["function"], "launch", "{d}");
+        assert_eq!(chain[0]["function"], "launch", "{d}");
+        assert_eq!(chain[0]["line"], d["caller"]["line"], "{d}");
         assert_eq!(d["verdict"], "over");
         assert_eq!(b["verdict"], "fits");
         assert!(bytes(&report, "rtx-pro-6000", d) > 101_376);
