@@ -445,10 +445,19 @@ def _autotuned_run(original):
                         and r["autotune"]["role"] == "chosen"
                     )
                 ]
+            # The names an entry of the list sets (what a fix may add): not a heuristic's.
+            keys = sorted(
+                {
+                    str(k)
+                    for c in getattr(self, "configs", []) or []
+                    for k in (getattr(c, "kwargs", None) or {})
+                }
+            )
             for r in mine:
                 if r.get("autotune", {}).get("group") == group["id"]:
                     r["autotune"]["configs"] = len(getattr(self, "configs", []) or [])
                     r["autotune"]["tried"] = max(len(candidates), 1)
+                    r["autotune"]["keys"] = keys
 
     return run
 

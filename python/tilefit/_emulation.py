@@ -249,9 +249,62 @@ def _patch_torch(device):
         if torch.version.cuda is None:
             torch.version.cuda = HIP_VERSION
     _record_stops_at_dispatch(FakeTensorMode)
+    _swap_fake_parameters(torch)
+    _patch_dtype_support(torch, device)
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     mode.__enter__()
     return mode
+
+
+class _NoWeakrefs:
+    """``weakref`` as ``swap_tensors`` sees it for FakeTensors: none in the way."""
+
+    @staticmethod
+    def getweakrefs(_obj):
+        return []
+
+
+def _swap_fake_parameters(torch):
+    """``model.to("cuda")``: torch moves a FakeTensor parameter by ``swap_tensors``, which refuses
+    a tensor that a weak reference points at, and FakeTensor's own caches hold one to every fake
+    tensor. Under emulation the swap of FakeTensors goes ahead (the caches hold metadata only)."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    real = torch.utils.swap_tensors
+
+    def swap_tensors(t1, t2):
+        if not (isinstance(t1, FakeTensor) or isinstance(t2, FakeTensor)):
+            return real(t1, t2)
+        names = real.__globals__
+        saved = names["weakref"]
+        names["weakref"] = _NoWeakrefs
+        try:
+            return real(t1, t2)
+        finally:
+            names["weakref"] = saved
+
+    swap_tensors.__doc__ = real.__doc__
+    torch.utils.swap_tensors = swap_tensors
+
+
+def _patch_dtype_support(torch, device):
+    """``torch.cuda.is_bf16_supported()`` and ``is_tf32_supported()`` as on the device: torch's
+    own answers read the driver (through calls the caller-aware patches hand the real answer)."""
+    cuda = device["backend"] == "cuda"
+    major = device["major"]
+
+    def is_bf16_supported(including_emulation=True):
+        # ROCm: every arch; CUDA: natively from sm_80, and emulated on any device.
+        return (not cuda) or major >= 8 or bool(including_emulation)
+
+    def is_tf32_supported():
+        if not cuda:
+            return any(arch in device["arch"] for arch in ("gfx94", "gfx95"))
+        return major >= 8
+
+    torch.cuda.is_bf16_supported = is_bf16_supported
+    if hasattr(torch.cuda, "is_tf32_supported"):
+        torch.cuda.is_tf32_supported = is_tf32_supported
 
 
 #: The FakeTensor exceptions that mean the host code needs real data.

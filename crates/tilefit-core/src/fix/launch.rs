@@ -47,6 +47,17 @@ pub fn candidates(compile: &Compile, backend: &str) -> Vec<(Candidate, Compile)>
         .collect()
 }
 
+/// A JSON value as a Python literal (`True`, `None`, `'bf16'`).
+fn python(value: &Value) -> String {
+    match value {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::String(s) => crate::escape::python_str(s),
+        other => other.to_string(),
+    }
+}
+
 fn words(config: &BTreeMap<String, Value>) -> String {
     config
         .iter()
@@ -58,7 +69,7 @@ fn words(config: &BTreeMap<String, Value>) -> String {
 /// The way out, from the candidates' bytes on the device (`None`: it did not compile or does not
 /// fit): the first [`MAX_FITS`] that fit, and what to pass; when none fits, says so.
 pub fn fix_of(
-    autotuned: bool,
+    autotuned: Option<&[String]>,
     candidates: &[(Candidate, Compile)],
     fits: &[Option<u64>],
 ) -> Option<LaunchFix> {
@@ -90,16 +101,18 @@ pub fn fix_of(
             ),
         });
     };
-    let pass = if autotuned {
+    let pass = if let Some(keys) = autotuned {
+        // What a list entry sets (not what a heuristic computes), as Python.
         let kwargs: Vec<String> = first_compile
             .constexprs
             .iter()
-            .map(|(k, v)| format!("\"{k}\": {v}"))
+            .filter(|(k, _)| keys.is_empty() || keys.contains(k))
+            .map(|(k, v)| format!("{}: {}", python(&Value::from(k.clone())), python(v)))
             .collect();
         let options: Vec<String> = first_compile
             .options
             .iter()
-            .map(|(k, v)| format!("{k}={v}"))
+            .map(|(k, v)| format!("{k}={}", python(v)))
             .collect();
         format!(
             "add triton.Config({{{}}}, {}) to the autotune list",

@@ -100,6 +100,9 @@ pub struct AutotuneRole {
     /// Configs the autotuner would try after pruning.
     #[serde(default)]
     pub tried: u64,
+    /// The names the list's entries set (`BLOCK_M`...), not the heuristics'.
+    #[serde(default)]
+    pub keys: Vec<String>,
 }
 
 /// One argument as the JIT specializes it.

@@ -109,7 +109,7 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
         "timed-out" => (
             FailureCode::Timeout,
             format!(
-                "the script ran past the time limit ({:.0} s) and was killed with everything it started",
+                "the script ran past the time limit (--script-timeout) and was killed after {:.0} s, with everything it started",
                 script.seconds
             ),
         ),
@@ -127,11 +127,20 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
 /// judged, and at least one launch was captured (unless `allow_empty`). Stopped calls and
 /// launches over budget are the gate's (`--fail-on stopped`, `baseline`, `none-fits`).
 pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetFailure> {
-    let mut failures: Vec<TargetFailure> = process_failure(target).into_iter().collect();
+    // A script error is the line; the status 1 it ended with says nothing more.
+    let raised = !target.errors.is_empty()
+        && target
+            .script
+            .as_ref()
+            .is_some_and(|s| s.end == "exited" && s.code == Some(1));
+    let process = process_failure(target).filter(|_| !raised);
+    let explained = process.is_some();
+    let mut failures: Vec<TargetFailure> = process.into_iter().collect();
     let mut fail = |code: FailureCode, message: String| {
         failures.push(TargetFailure { code, message });
     };
-    if let Some(why) = &target.failure {
+    // No records after a crash, a signal or a timeout: the process's line explains it.
+    if let Some(why) = target.failure.as_ref().filter(|_| !explained) {
         fail(FailureCode::Records, format!("no records: {why}"));
     }
     for error in &target.errors {

@@ -1,10 +1,12 @@
-//! Diffing two probe reports: results matched by (config, arch), bytes and each device's verdict
-//! compared. A flip from fits to over is what a Triton or kernel upgrade must not bring.
+//! Diffing two probe reports, or two captures: results matched by (config, arch), bytes and each
+//! device's verdict compared (a capture's launches also by their place). A flip from fits to
+//! over is what a Triton, engine or kernel upgrade must not bring.
 
 use std::collections::BTreeMap;
 
 use crate::model::diff::{Change, Flip, ReportDiff};
 use crate::model::probe::{ProbeReport, ProbeResult};
+use crate::model::verdict::VerdictCode;
 
 /// What changed from `old` to `new`, in `new`'s result order.
 pub fn diff(old: &ProbeReport, new: &ProbeReport) -> ReportDiff {
@@ -20,10 +22,97 @@ pub fn diff_captures(
     old: &crate::model::capture::CaptureReport,
     new: &crate::model::capture::CaptureReport,
 ) -> ReportDiff {
-    diff_results(
+    let mut d = diff_results(
         (&old.triton_version, &capture_results(old)),
         (&new.triton_version, &capture_results(new)),
-    )
+    );
+    launch_changes(old, new, &mut d);
+    d
+}
+
+/// Launches compared by their place (target, kernel, the user's call): a launch whose config
+/// changed (so no compile of it is in both reports) and that went from running to crashing
+/// the engine, or back, is a change of its own.
+fn launch_changes(
+    old: &crate::model::capture::CaptureReport,
+    new: &crate::model::capture::CaptureReport,
+    d: &mut ReportDiff,
+) {
+    use crate::model::capture::{LaunchReport, LaunchVerdict, TargetCapture};
+    let crashes =
+        |l: &LaunchReport| matches!(l.verdict, LaunchVerdict::Over | LaunchVerdict::NoneFits);
+    let keys = |t: &TargetCapture, l: &LaunchReport| -> Vec<String> {
+        l.compiles
+            .iter()
+            .filter_map(|&i| t.compiles.get(i))
+            .map(|c| {
+                serde_json::to_string(&(&c.kernel.function, super::capture::config_of(c)))
+                    .unwrap_or_default()
+            })
+            .collect()
+    };
+    let biggest = |t: &TargetCapture, l: &LaunchReport| {
+        l.compiles
+            .iter()
+            .filter_map(|&i| t.compiles.get(i)?.result.as_ref()?.shared_bytes)
+            .max()
+    };
+    for target in &new.targets {
+        let Some(was) = old
+            .targets
+            .iter()
+            .find(|t| t.device.device == target.device.device)
+        else {
+            continue;
+        };
+        for launch in &target.launches {
+            let place = |l: &LaunchReport| (l.kernel.function.clone(), l.caller.clone());
+            let Some(before) = was.launches.iter().find(|l| place(l) == place(launch)) else {
+                continue;
+            };
+            let old_keys = keys(was, before);
+            if keys(target, launch).iter().any(|k| old_keys.contains(k)) {
+                continue;
+            }
+            d.compared += 1;
+            if crashes(before) == crashes(launch) {
+                continue;
+            }
+            let code = |crash: bool| {
+                if crash {
+                    VerdictCode::OverBudget
+                } else {
+                    VerdictCode::Fits
+                }
+            };
+            let mut config = BTreeMap::new();
+            config.insert(
+                "kernel".to_owned(),
+                serde_json::Value::from(launch.kernel.function.clone()),
+            );
+            if let Some(site) = &launch.caller {
+                config.insert(
+                    "launched at".to_owned(),
+                    serde_json::Value::from(format!(
+                        "{}:{}",
+                        super::capture::file_name(&site.file),
+                        site.line
+                    )),
+                );
+            }
+            d.changes.push(Change {
+                config: config.into_iter().collect(),
+                arch: target.device.arch.clone(),
+                old_bytes: biggest(was, before),
+                new_bytes: biggest(target, launch),
+                flips: vec![Flip {
+                    device: target.device.device.clone(),
+                    old: code(crashes(before)),
+                    new: code(crashes(launch)),
+                }],
+            });
+        }
+    }
 }
 
 /// A capture's compiles as probe results keyed by what they compiled: the kernel's name joined

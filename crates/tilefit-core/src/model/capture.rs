@@ -206,12 +206,15 @@ pub struct FixChoice {
 }
 
 /// An autotuned launch's counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AutotuneCounts {
     /// Configs in its list.
     pub configs: u64,
     /// Configs the autotuner would try after pruning.
     pub tried: u64,
+    /// The names the list's entries set (what a fix adds); a heuristic's are not among them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub keys: Vec<String>,
 }
 
 /// What a launch comes to on its device.

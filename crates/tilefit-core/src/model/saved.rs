@@ -77,19 +77,19 @@ impl SavedReportError {
                 "put every shard together first: `tilefit merge shard-*.json --json report.json`"
             }
             SavedReportError::Shape { .. } => {
-                "re-run the probe or replay with this tilefit to save a fresh report"
+                "re-run the probe, replay or capture with this tilefit to save a fresh report"
             }
         }
     }
 }
 
 impl SavedReport {
-    /// Read a saved probe or replay report.
+    /// Read a saved probe, replay or capture report.
     pub fn read(path: &Path) -> Result<SavedReport, SavedReportError> {
         SavedReport::from_json(path, read_json(path)?)
     }
 
-    /// A saved probe or replay report from `path`'s JSON, already read and checked by
+    /// A saved probe, replay or capture report from `path`'s JSON, already read and checked by
     /// `input::untrusted`.
     pub fn from_json(
         path: &Path,

@@ -39,6 +39,8 @@ pub struct PlannedLaunch {
     pub calls: Vec<String>,
     /// `Some((configs in the list, configs tried))` for an autotuned launch.
     pub autotune: Option<(u64, u64)>,
+    /// The names the autotune list's entries set.
+    pub autotune_keys: Vec<String>,
     /// The compiles it makes (indexes into [`Planned::compiles`]); empty when unsupported.
     pub compiles: Vec<usize>,
     /// The grid (of the first config).
@@ -154,6 +156,11 @@ pub fn plan(records: &Records) -> Planned {
             chain: launch.chain.clone(),
             calls: launch.call.iter().cloned().collect(),
             autotune: launch.autotune.as_ref().map(|r| (r.configs, r.tried)),
+            autotune_keys: launch
+                .autotune
+                .as_ref()
+                .map(|r| r.keys.clone())
+                .unwrap_or_default(),
             compiles: compile.into_iter().collect(),
             grid: launch.grid.clone(),
             unsupported: why,

@@ -12,7 +12,7 @@ use super::terminal::{Terminal, table};
 use crate::escape::control;
 use crate::judge::capture::{config_of, file_name};
 use crate::model::capture::{
-    CaptureReport, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
+    CaptureReport, CompileReport, FailureCode, LaunchReport, LaunchVerdict, TargetCapture,
 };
 use crate::units::format_count;
 use crate::vocab::describe_config;
@@ -180,13 +180,13 @@ fn heading(target: &TargetCapture) -> String {
         .as_deref()
         .unwrap_or("no reported name");
     format!(
-        "{} ({}, {} bytes per block): {} launches, {} calls stopped, {} errors",
+        "{} ({}, {} bytes per block): {} launches, {} stops, {} failures",
         target.device.device,
         name,
         format_count(u64::from(target.emulated.smem_per_block_optin)),
         target.launches.iter().map(|l| l.count).sum::<u64>(),
         target.stopped.len(),
-        target.errors.len()
+        target.failures.len()
     )
 }
 
@@ -236,6 +236,7 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
             control(&fits.join("; "))
         );
     }
+    let mut errors = target.errors.iter();
     for failure in &target.failures {
         let _ = writeln!(
             out,
@@ -243,21 +244,11 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
             failure.code.as_str(),
             control(&failure.message)
         );
-    }
-    for stop in &target.stopped {
-        let place = match (&stop.file, stop.line) {
-            (Some(f), Some(l)) => format!("{}:{l}", file_name(f)),
-            _ => "?".to_owned(),
-        };
-        let _ = writeln!(
-            out,
-            "{prefix}stopped at {}: {}",
-            control(&place),
-            control(&stop.reason)
-        );
-    }
-    for error in &target.errors {
+        if failure.code != FailureCode::ScriptError {
+            continue;
+        }
         // The traceback's last frames, the user's file and line among them.
+        let Some(error) = errors.next() else { continue };
         let frames: Vec<&str> = error
             .traceback
             .lines()
@@ -265,6 +256,27 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
             .collect();
         for frame in frames.iter().rev().take(3).rev() {
             let _ = writeln!(out, "{prefix}  {}", control(frame.trim()));
+        }
+    }
+    for stop in &target.stopped {
+        match (&stop.file, stop.line) {
+            (Some(f), Some(l)) => {
+                let place = format!("{}:{l}", file_name(f));
+                let _ = writeln!(
+                    out,
+                    "{prefix}stopped at {}: {}",
+                    control(&place),
+                    control(&stop.reason)
+                );
+            }
+            // A stand-in tool the script ran as a subprocess: no line of the script's own.
+            _ => {
+                let _ = writeln!(
+                    out,
+                    "{prefix}stopped in a subprocess: {}",
+                    control(&stop.reason)
+                );
+            }
         }
     }
     for compile in &target.compiles {
@@ -309,15 +321,22 @@ fn misses(report: &CaptureReport) -> Vec<String> {
 
 fn summary(report: &CaptureReport) -> String {
     let launches: Vec<&LaunchReport> = report.targets.iter().flat_map(|t| &t.launches).collect();
-    let calls: u64 = report.targets.iter().map(|t| t.calls).sum();
     let stopped: usize = report.targets.iter().map(|t| t.stopped.len()).sum();
+    let failed = report
+        .targets
+        .iter()
+        .filter(|t| !t.failures.is_empty())
+        .count();
     format!(
-        "{} launches captured on {} targets ({} of {} calls stopped); {} would crash the engine",
+        "{} launches captured on {} targets ({stopped} stops); {} would crash the engine; {failed} targets failed{}",
         launches.iter().map(|l| l.count).sum::<u64>(),
         report.targets.len(),
-        stopped,
-        calls,
-        crash_count(report)
+        crash_count(report),
+        if report.incomplete {
+            "; interrupted: the report is incomplete"
+        } else {
+            ""
+        }
     )
 }
 

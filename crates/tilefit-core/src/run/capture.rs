@@ -209,8 +209,10 @@ fn run_target(
         .args(run.args)
         .env("PYTHONPATH", python_path)
         .env("PYTHONUNBUFFERED", "1")
-        // Triton's own cache stays in the scratch: nothing is compiled, but imports may look.
-        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"));
+        // Triton's and Inductor's caches stay in the scratch: nothing is compiled for a device,
+        // but imports look, and torch's Inductor makes its folder in the user's temp otherwise.
+        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"))
+        .env("TORCHINDUCTOR_CACHE_DIR", scratch.join("inductor-cache"));
     let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
         on_output(&device.key, stream, line);
     });
@@ -396,9 +398,11 @@ fn judge_target(
                 chain: launch.chain.clone(),
                 calls: launch.calls.clone(),
                 count: *count,
-                autotune: launch
-                    .autotune
-                    .map(|(configs, tried)| AutotuneCounts { configs, tried }),
+                autotune: launch.autotune.map(|(configs, tried)| AutotuneCounts {
+                    configs,
+                    tried,
+                    keys: launch.autotune_keys.clone(),
+                }),
                 compiles: launch.compiles.clone(),
                 grid: launch.grid.clone(),
                 verdict: launch_verdict(
@@ -480,7 +484,10 @@ fn fix_launches(
                 fits.then_some(result.shared_bytes).flatten()
             })
             .collect();
-        let autotuned = report.launches[at].autotune.is_some();
+        let autotuned = report.launches[at]
+            .autotune
+            .as_ref()
+            .map(|a| a.keys.as_slice());
         report.launches[at].fix = crate::fix::launch::fix_of(autotuned, &candidates, &bytes);
     }
 }

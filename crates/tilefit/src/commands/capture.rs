@@ -68,7 +68,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
             std::fs::write(&path, text).with_context(|| format!("writing `{}`", path.display()))?;
         }
         crate::output::note(&format!(
-            "tilefit: wrote {} probe specs (one per captured kernel) to {}",
+            "tilefit: wrote {} probe specs (per device, each kernel's captured configs) to {}",
             specs
                 .iter()
                 .filter(|(n, _)| std::path::Path::new(n)

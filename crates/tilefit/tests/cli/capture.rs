@@ -205,7 +205,7 @@ fn launches_through_jit_heuristics_and_pruned_autotune_are_captured_and_judged()
     let matmul = launches(&report, "rtx-pro-6000", "matmul")[0];
     assert_eq!(
         matmul["autotune"],
-        serde_json::json!({"configs": 3, "tried": 2})
+        serde_json::json!({"configs": 3, "tried": 2, "keys": ["BLOCK_K", "BLOCK_M", "BLOCK_N"]})
     );
     let tried = compiles(&report, "rtx-pro-6000", matmul);
     assert_eq!(tried.len(), 2);

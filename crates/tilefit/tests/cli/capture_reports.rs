@@ -95,3 +95,54 @@ fn report_baseline_and_diff_read_capture_reports() {
         diff.stdout
     );
 }
+
+/// `tilefit capture stages.py MATMUL STAGES --targets rtx-pro-6000 --json FILE`.
+fn capture_stages(dir: &Path, stages: &str) -> (super::Run, std::path::PathBuf) {
+    let json = dir.join(format!("stages-{stages}.json"));
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture");
+    let matmul = fixtures.join("../../../../../examples/matmul/matmul.py");
+    let run = tilefit_with(
+        &[
+            "capture",
+            fixtures.join("stages.py").to_str().unwrap(),
+            "--targets",
+            "rtx-pro-6000",
+            "--python",
+            emulate_python().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            matmul.to_str().unwrap(),
+            stages,
+        ],
+        None,
+        &[("TILEFIT_CACHE_DIR", dir)],
+    );
+    (run, json)
+}
+
+#[test]
+fn a_launch_whose_new_config_crashes_breaks_the_diff() {
+    let dir = scratch("capture-diff-stages");
+    let (before, old) = capture_stages(&dir, "3");
+    assert_eq!(before.code, 0, "{}\n{}", before.stdout, before.stderr);
+    let (after, new) = capture_stages(&dir, "5");
+    assert_eq!(after.code, 1, "{}\n{}", after.stdout, after.stderr);
+    let diff = tilefit_with(
+        &["diff", old.to_str().unwrap(), new.to_str().unwrap()],
+        None,
+        &[("TILEFIT_CACHE_DIR", dir.as_path())],
+    );
+    assert_eq!(diff.code, 1, "{}\n{}", diff.stdout, diff.stderr);
+    assert!(
+        diff.stdout.contains("launched at=stages.py:"),
+        "{}",
+        diff.stdout
+    );
+    assert!(
+        diff.stdout
+            .contains("rtx-pro-6000 fits -> over-budget (BREAKS)"),
+        "{}",
+        diff.stdout
+    );
+}

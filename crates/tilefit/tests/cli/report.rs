@@ -321,7 +321,7 @@ fn bad_report_files_are_exit_2() {
     let run = report(&[other.to_str().unwrap()]);
     assert_eq!(run.code, 2);
     assert!(
-        run.stderr.contains("not `probe` or `replay`"),
+        run.stderr.contains("not `probe`, `replay` or `capture`"),
         "{}",
         run.stderr
     );
