@@ -112,10 +112,24 @@ fn has_wildcard(part: &str) -> bool {
     part.contains(['*', '?'])
 }
 
+/// What a walk of a config folder found: the files that match, and the entries it refused (a
+/// symbolic link is never followed: a pull request's link can point at a secret or at a loop).
+#[derive(Debug, Default)]
+pub struct Walked {
+    /// Matching regular files, in path order.
+    pub files: Vec<PathBuf>,
+    /// Links (to files or folders) that matched or lay on the way, each with why it was refused.
+    pub refused: Vec<FileProblem>,
+}
+
+/// What a refused link says: never where it points (that may be a secret's path).
+const LINK_REFUSED: &str = "a symbolic link: config folders are read without following links (a link can point outside the folder, at a secret, or back at itself); put the file itself in the folder";
+
 /// The files a pattern names, in path order: a path whose parts may hold `*` and `?`, with `**`
 /// for any depth of folders (`configs/**/*.json`, `configs/triton_*/*.json`), or a folder (every
-/// `.json` file below it, at any depth). Returns the folder reports name files relative to.
-pub fn matching(pattern: &Path) -> Result<(PathBuf, Vec<PathBuf>), ConfigFilesError> {
+/// `.json` file below it, at any depth). Returns the folder reports name files relative to. Below
+/// that folder no symbolic link is followed, and no folder is walked twice.
+pub fn matching(pattern: &Path) -> Result<(PathBuf, Walked), ConfigFilesError> {
     let pattern = if pattern.is_dir() {
         pattern.join("**").join("*.json")
     } else {
@@ -138,32 +152,72 @@ pub fn matching(pattern: &Path) -> Result<(PathBuf, Vec<PathBuf>), ConfigFilesEr
         folder: root.display().to_string(),
         reason: e.to_string(),
     })?;
-    let mut files = Vec::new();
-    walk(&root, &parts[fixed..], &mut files);
-    files.sort();
-    files.dedup();
-    if files.is_empty() {
+    let mut walked = Walked::default();
+    let mut visited = std::collections::HashSet::new();
+    walk(&root, &parts[fixed..], &mut walked, &mut visited);
+    walked.files.sort();
+    walked.files.dedup();
+    walked.refused.sort_by(|a, b| a.path.cmp(&b.path));
+    walked.refused.dedup();
+    if walked.files.is_empty() && walked.refused.is_empty() {
         return Err(ConfigFilesError::NoMatch(pattern.display().to_string()));
     }
-    Ok((root, files))
+    Ok((root, walked))
 }
 
-/// Collect the files under `folder` that match the remaining pattern parts.
-fn walk(folder: &Path, rest: &[String], found: &mut Vec<PathBuf>) {
+/// A folder's identity (device and inode): the walk enters each once.
+fn identity(folder: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt as _;
+    std::fs::metadata(folder).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Collect the files under `folder` that match the remaining pattern parts; refuse links.
+fn walk(
+    folder: &Path,
+    rest: &[String],
+    walked: &mut Walked,
+    visited: &mut std::collections::HashSet<((u64, u64), usize)>,
+) {
     let Some((first, rest_after)) = rest.split_first() else {
         return;
     };
+    // A folder is walked once per remaining pattern (a bind mount or a hard-linked folder
+    // cannot make the walk go round).
+    if let Some(id) = identity(folder)
+        && !visited.insert((id, rest.len()))
+    {
+        return;
+    }
     let Ok(entries) = std::fs::read_dir(folder) else {
         return;
     };
     let mut entries: Vec<_> = entries.filter_map(Result::ok).collect();
     entries.sort_by_key(std::fs::DirEntry::file_name);
+    // The entry's own type: a link is a link, never what it points at.
+    let kind = |entry: &std::fs::DirEntry| entry.file_type().ok();
+    let refused = |path: PathBuf| FileProblem {
+        path,
+        problem: LINK_REFUSED.to_owned(),
+        entry: None,
+    };
     if first == "**" {
         // Zero folders, then each sub-folder with `**` still in front.
-        walk(folder, rest_after, found);
+        walk(folder, rest_after, walked, visited);
         for entry in &entries {
-            if entry.path().is_dir() {
-                walk(&entry.path(), rest, found);
+            match kind(entry) {
+                Some(t) if t.is_symlink() => {
+                    let name = entry.file_name().to_string_lossy().into_owned();
+                    let last = rest.last().map_or("", String::as_str);
+                    // A link that would be walked into, or that names a file the pattern
+                    // wants: say it was refused.
+                    if std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir())
+                        || glob_match(last, &name)
+                    {
+                        walked.refused.push(refused(entry.path()));
+                    }
+                }
+                Some(t) if t.is_dir() => walk(&entry.path(), rest, walked, visited),
+                _ => {}
             }
         }
         return;
@@ -174,12 +228,13 @@ fn walk(folder: &Path, rest: &[String], found: &mut Vec<PathBuf>) {
             continue;
         }
         let path = entry.path();
-        if rest_after.is_empty() {
-            if path.is_file() {
-                found.push(path);
+        match kind(&entry) {
+            Some(t) if t.is_symlink() => walked.refused.push(refused(path)),
+            Some(t) if rest_after.is_empty() && t.is_file() => walked.files.push(path),
+            Some(t) if !rest_after.is_empty() && t.is_dir() => {
+                walk(&path, rest_after, walked, visited);
             }
-        } else if path.is_dir() {
-            walk(&path, rest_after, found);
+            _ => {}
         }
     }
 }
@@ -378,8 +433,9 @@ pub fn read(
 ) -> Result<(Vec<ConfigFile>, Vec<FileProblem>), ConfigFilesError> {
     let mut files = Vec::new();
     let mut problems = Vec::new();
-    let (root, paths) = matching(pattern)?;
-    for path in paths {
+    let (root, walked) = matching(pattern)?;
+    problems.extend(walked.refused);
+    for path in walked.files {
         match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),
             Err(problem) => problems.push(problem),
@@ -391,6 +447,55 @@ pub fn read(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_are_refused_and_a_loop_of_them_ends_at_once() {
+        let dir = std::env::temp_dir().join(format!("tilefit-links-{}", std::process::id()));
+        let configs = dir.join("configs");
+        std::fs::create_dir_all(configs.join("triton_3_5_1")).unwrap();
+        std::fs::write(dir.join("secret.json"), r#"{"auth": "FAKE-TOKEN-1234"}"#).unwrap();
+        std::fs::write(
+            configs.join("E=8,N=1,device_name=NVIDIA_H100_80GB_HBM3.json"),
+            "{}",
+        )
+        .unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, configs.join(name)).unwrap();
+        };
+        link(
+            "../secret.json",
+            "E=8,N=2,device_name=NVIDIA_H100_80GB_HBM3.json",
+        );
+        link(".", "loop-a");
+        link(".", "loop-b");
+        std::os::unix::fs::symlink("..", configs.join("triton_3_5_1").join("up")).unwrap();
+        let started = std::time::Instant::now();
+        let (_, walked) = matching(&configs.join("**").join("*.json")).unwrap();
+        let took = started.elapsed();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(took < std::time::Duration::from_secs(1), "{took:?}");
+        assert_eq!(walked.files.len(), 1, "{:?}", walked.files);
+        let refused: Vec<String> = walked
+            .refused
+            .iter()
+            .map(|p| p.path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            refused,
+            [
+                "E=8,N=2,device_name=NVIDIA_H100_80GB_HBM3.json",
+                "loop-a",
+                "loop-b",
+                "up"
+            ]
+        );
+        for problem in &walked.refused {
+            assert!(problem.problem.contains("symbolic link"), "{problem:?}");
+            assert!(
+                !problem.problem.contains("secret.json") && !problem.problem.contains("FAKE-TOKEN")
+            );
+        }
+    }
 
     #[test]
     fn globs_and_device_names() {

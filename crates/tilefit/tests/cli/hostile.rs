@@ -624,3 +624,64 @@ fn a_kernel_file_name_holding_a_command_is_shown_escaped() {
         assert_eq!(run.code, 0, "{format}: {}", run.stderr);
     }
 }
+
+/// Copy a folder's files (not its links) to `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap().flatten() {
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_config_folder_s_links_are_refused_a_secret_never_read_and_a_loop_never_walked() {
+    let dir = scratch("hostile-links");
+    copy_tree(
+        Path::new(&fixture("field/folder.toml")).parent().unwrap(),
+        &dir,
+    );
+    // A pull request adds a "config file" that is a link to a credential outside the folder,
+    // and two links to the folder itself.
+    let secret = dir.join("../hostile-links-secret.json");
+    std::fs::write(
+        &secret,
+        r#"{"auths": {"registry": {"auth": "FAKE-TOKEN-5f1d"}}}"#,
+    )
+    .unwrap();
+    let configs = dir.join("configs");
+    std::os::unix::fs::symlink(
+        std::fs::canonicalize(&secret).unwrap(),
+        configs.join("E=8,N=14336,device_name=NVIDIA_H100_80GB_HBM3,dtype=leak.json"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(".", configs.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink(".", configs.join("loop-b")).unwrap();
+    let spec = dir.join("folder.toml");
+    let cache = scratch("hostile-links-cache");
+    let started = std::time::Instant::now();
+    let text = probe(spec.to_str().unwrap(), &cache, &[]);
+    let json = probe(spec.to_str().unwrap(), &cache, &["--json", "-"]);
+    assert!(started.elapsed().as_secs() < 600);
+    for run in [&text, &json] {
+        assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+        let all = format!("{}{}", run.stdout, run.stderr);
+        assert!(!all.contains("FAKE-TOKEN"), "the secret leaked: {all}");
+        assert!(
+            !all.contains("hostile-links-secret"),
+            "the link's target was shown: {all}"
+        );
+    }
+    assert!(text.stdout.contains("symbolic link"), "{}", text.stdout);
+    assert!(text.stdout.contains("dtype=leak.json"), "{}", text.stdout);
+    assert!(
+        json.stdout.contains("loop-a") && json.stdout.contains("loop-b"),
+        "{}",
+        json.stdout
+    );
+    let _ = std::fs::remove_file(secret);
+}
