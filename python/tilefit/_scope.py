@@ -26,6 +26,7 @@ judged, and the report says why.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
 import math
@@ -98,9 +99,11 @@ def _resolve(module_name, qualname):
     return value
 
 
+@functools.lru_cache(maxsize=1024)
 def _referenced(src):
     """The free names a function's source reads, each with the attribute chains read off it
-    (``utils.helper`` gives ``{"utils": {("helper",)}}``)."""
+    (``utils.helper`` gives ``{"utils": frozenset({("helper",)})}``). Parsed once per source:
+    every launch of a kernel (every config an autotuner tries) asks again."""
     tree = ast.parse(src)
     function = next(
         (
@@ -145,7 +148,7 @@ def _referenced(src):
     # The decorator list and the defaults are read in the defining scope, not at compile: only
     # the body and the annotations matter, and a parameter or a local hides a global.
     return {
-        name: parts
+        name: frozenset(parts)
         for name, parts in chains.items()
         if name not in params and name not in stored
     }
@@ -242,9 +245,7 @@ class _Writer:
         for name, chains in sorted(_referenced(src).items()):
             if name not in scope:
                 continue
-            entries.append(
-                f"{name!r}: {self.value(scope[name], name, frozenset(chains))}"
-            )
+            entries.append(f"{name!r}: {self.value(scope[name], name, chains)}")
         options = {}
         if kind == "jit":
             for option in ("do_not_specialize", "do_not_specialize_on_alignment"):
