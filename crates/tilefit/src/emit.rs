@@ -195,27 +195,38 @@ pub fn finish_matrix(
     Ok(code)
 }
 
-/// Write `--emit-files`: the config files, the summary and the provenance, under `dir`.
+/// The output folder of `--emit-files`, checked before any work: a link is refused.
+pub fn check_output_dir(dir: &Path) -> anyhow::Result<()> {
+    Ok(tilefit_core::write::prepare_dir(dir)?)
+}
+
+/// Write `--emit-files`: the config files, the summary and the provenance, under `dir`, never
+/// through a link. An interrupted run writes nothing.
 pub fn emit_files(
     fixed: &tilefit_core::model::fix_files::FixedFiles,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let outputs = tilefit_core::render::fix_files::outputs(fixed, dir);
-    for (path, text) in &outputs {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating `{}`", parent.display()))?;
-        }
-        std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    if !fixed.complete {
+        output::note(
+            "tilefit: --emit-files was interrupted: no config file was written (a file is written only once every entry in it is judged)",
+        );
+        return Ok(());
+    }
+    for (name, text) in tilefit_core::render::fix_files::outputs(fixed) {
+        tilefit_core::write::write_below(dir, &name, &text)?;
     }
     let patched = fixed.files.iter().filter(|f| f.kind == "patched").count();
     output::note(&format!(
-        "tilefit: wrote {patched} patched and {} new config files, SUMMARY.md and tilefit-provenance.json to {}",
+        "tilefit: wrote {patched} patched and {} new config files, SUMMARY.md and tilefit-provenance.json to {} (each entry read back as the engine reads it and judged again: {} entries)",
         fixed.files.len() - patched,
-        dir.display()
+        dir.display(),
+        fixed.rejudged
     ));
     for (device, why) in &fixed.skipped {
         output::note(&format!("tilefit: no config files for {device}: {why}"));
+    }
+    for (file, why) in &fixed.not_judged {
+        output::note(&format!("tilefit: not judged, nothing made from it: {file}: {why}"));
     }
     Ok(())
 }

@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cancel::Cancel;
 use crate::device::{DeviceTable, LookupError};
+use crate::input::json_text;
 
 /// One config file, read.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +50,9 @@ pub struct ConfigFile {
     pub metadata: Vec<(String, Value)>,
     /// Key (a batch size, as written) -> config, in numeric order.
     pub entries: Vec<(String, BTreeMap<String, Value>)>,
+    /// Top-level keys written more than once: the engine's `json.load` keeps the last copy, and
+    /// so does this reader (and the patcher rewrites that copy).
+    pub repeated_keys: Vec<String>,
 }
 
 impl ConfigFile {
@@ -83,7 +88,19 @@ pub enum ConfigFilesError {
     /// Nothing matches.
     #[error("`{0}` matches no file")]
     NoMatch(String),
+    /// The run was interrupted before the walk found any file.
+    #[error("interrupted while reading the config folder `{0}`: nothing was judged")]
+    Interrupted(String),
 }
+
+/// The largest config file read: the engines' files are kilobytes; a larger one is refused
+/// unread (a pull request's gigabyte "config" must not take the runner's memory).
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// The compile options an entry may set, with the largest value compiled: beyond it a value is
+/// no config any engine tunes (Triton pipelines usefully at a handful of stages, a block has at
+/// most 1,024 threads), and compiling it would only spend the runner's memory and time.
+pub const OPTION_BOUNDS: [(&str, u64); 3] = [("num_stages", 16), ("num_warps", 64), ("num_ctas", 16)];
 
 /// Does `name` match a glob of `*` (any run) and `?` (one character)?
 fn glob_match(pattern: &str, name: &str) -> bool {
@@ -120,6 +137,8 @@ pub struct Walked {
     pub files: Vec<PathBuf>,
     /// Links (to files or folders) that matched or lay on the way, each with why it was refused.
     pub refused: Vec<FileProblem>,
+    /// The run was interrupted mid-walk: the files are those found until then.
+    pub interrupted: bool,
 }
 
 /// What a refused link says: never where it points (that may be a secret's path).
@@ -128,8 +147,9 @@ const LINK_REFUSED: &str = "a symbolic link: config folders are read without fol
 /// The files a pattern names, in path order: a path whose parts may hold `*` and `?`, with `**`
 /// for any depth of folders (`configs/**/*.json`, `configs/triton_*/*.json`), or a folder (every
 /// `.json` file below it, at any depth). Returns the folder reports name files relative to. Below
-/// that folder no symbolic link is followed, and no folder is walked twice.
-pub fn matching(pattern: &Path) -> Result<(PathBuf, Walked), ConfigFilesError> {
+/// that folder no symbolic link is followed, no folder is walked twice, and the walk stops as
+/// soon as `cancel` is raised.
+pub fn matching(pattern: &Path, cancel: &Cancel) -> Result<(PathBuf, Walked), ConfigFilesError> {
     let pattern = if pattern.is_dir() {
         pattern.join("**").join("*.json")
     } else {
@@ -154,11 +174,15 @@ pub fn matching(pattern: &Path) -> Result<(PathBuf, Walked), ConfigFilesError> {
     })?;
     let mut walked = Walked::default();
     let mut visited = std::collections::HashSet::new();
-    walk(&root, &parts[fixed..], &mut walked, &mut visited);
+    walk(&root, &parts[fixed..], &mut walked, &mut visited, cancel);
+    walked.interrupted = cancel.is_cancelled();
     walked.files.sort();
     walked.files.dedup();
     walked.refused.sort_by(|a, b| a.path.cmp(&b.path));
     walked.refused.dedup();
+    if walked.interrupted && walked.files.is_empty() {
+        return Err(ConfigFilesError::Interrupted(root.display().to_string()));
+    }
     if walked.files.is_empty() && walked.refused.is_empty() {
         return Err(ConfigFilesError::NoMatch(pattern.display().to_string()));
     }
@@ -177,10 +201,14 @@ fn walk(
     rest: &[String],
     walked: &mut Walked,
     visited: &mut std::collections::HashSet<((u64, u64), usize)>,
+    cancel: &Cancel,
 ) {
     let Some((first, rest_after)) = rest.split_first() else {
         return;
     };
+    if cancel.is_cancelled() {
+        return;
+    }
     // A folder is walked once per remaining pattern (a bind mount or a hard-linked folder
     // cannot make the walk go round).
     if let Some(id) = identity(folder)
@@ -202,7 +230,7 @@ fn walk(
     };
     if first == "**" {
         // Zero folders, then each sub-folder with `**` still in front.
-        walk(folder, rest_after, walked, visited);
+        walk(folder, rest_after, walked, visited, cancel);
         for entry in &entries {
             match kind(entry) {
                 Some(t) if t.is_symlink() => {
@@ -216,7 +244,7 @@ fn walk(
                         walked.refused.push(refused(entry.path()));
                     }
                 }
-                Some(t) if t.is_dir() => walk(&entry.path(), rest, walked, visited),
+                Some(t) if t.is_dir() => walk(&entry.path(), rest, walked, visited, cancel),
                 _ => {}
             }
         }
@@ -232,7 +260,7 @@ fn walk(
             Some(t) if t.is_symlink() => walked.refused.push(refused(path)),
             Some(t) if rest_after.is_empty() && t.is_file() => walked.files.push(path),
             Some(t) if !rest_after.is_empty() && t.is_dir() => {
-                walk(&path, rest_after, walked, visited);
+                walk(&path, rest_after, walked, visited, cancel);
             }
             _ => {}
         }
@@ -244,6 +272,9 @@ fn walk(
 pub struct NameParts {
     /// `device_name=`, underscores read as spaces.
     pub device_name: Option<String>,
+    /// How many `device_name=` parts the name has: the engines write one; a name with more is
+    /// no device's file (which one would it be?).
+    pub device_name_parts: usize,
     /// `E=`, `N=` and the like: the shape the configs were tuned for.
     pub shape: Vec<(String, String)>,
     /// Everything else: the variant (`dtype=fp8_w8a8`, `block_shape=[128,128]`, `down`).
@@ -253,37 +284,82 @@ pub struct NameParts {
 /// Name parts that give the shape rather than a kernel variant.
 const SHAPE_KEYS: &[&str] = &["E", "N", "K", "M"];
 
+/// A file name split the way the engines join it, every byte kept: the `,`-separated parts as
+/// written (a list value such as `block_shape=[128, 128]` is one part), SGLang's `_down` suffix,
+/// and the extension. [`NameSegments::join`] gives the name back byte for byte, so a name made
+/// from another by changing one part keeps every other part, and the suffix, where it was.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NameSegments {
+    /// The parts, as written.
+    pub parts: Vec<String>,
+    /// `_down` (SGLang's down-projection configs), or empty.
+    pub suffix: String,
+    /// `.json`, or empty.
+    pub extension: String,
+}
+
+impl NameSegments {
+    /// Split a file name (no folder).
+    pub fn of(file_name: &str) -> NameSegments {
+        let (mut stem, extension) = match file_name.strip_suffix(".json") {
+            Some(stem) => (stem, ".json"),
+            None => (file_name, ""),
+        };
+        let mut suffix = "";
+        if let Some(rest) = stem.strip_suffix("_down") {
+            stem = rest;
+            suffix = "_down";
+        }
+        let mut parts = Vec::new();
+        let (mut depth, mut start) = (0i32, 0usize);
+        for (i, c) in stem.char_indices() {
+            match c {
+                '[' | '(' => depth += 1,
+                ']' | ')' => depth -= 1,
+                ',' if depth <= 0 => {
+                    parts.push(stem[start..i].to_owned());
+                    start = i + 1;
+                }
+                _ => {}
+            }
+        }
+        parts.push(stem[start..].to_owned());
+        NameSegments {
+            parts,
+            suffix: suffix.to_owned(),
+            extension: extension.to_owned(),
+        }
+    }
+
+    /// The name again.
+    pub fn join(&self) -> String {
+        format!("{}{}{}", self.parts.join(","), self.suffix, self.extension)
+    }
+
+    /// Where the `device_name=` parts are.
+    pub fn device_parts(&self) -> Vec<usize> {
+        self.parts
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.trim().starts_with("device_name="))
+            .map(|(i, _)| i)
+            .collect()
+    }
+}
+
 /// Split a file name the way the engines build it: `,`-separated `key=value` parts, where a
 /// value may be a list (`block_shape=[128, 128]`, with or without the space), and SGLang's `_down`
 /// suffix marks the down-projection configs. `block_shape=[128, 128]` and `[128,128]` are the
 /// same part.
 pub fn parse_name(file_name: &str) -> NameParts {
-    let mut stem = file_name.strip_suffix(".json").unwrap_or(file_name);
-    let mut down = false;
-    if let Some(rest) = stem.strip_suffix("_down") {
-        stem = rest;
-        down = true;
-    }
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in stem.char_indices() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth -= 1,
-            ',' if depth <= 0 => {
-                parts.push(&stem[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&stem[start..]);
+    let segments = NameSegments::of(file_name);
     let mut name = NameParts::default();
-    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+    for part in segments.parts.iter().map(|p| p.trim()).filter(|p| !p.is_empty()) {
         match part.split_once('=') {
             Some(("device_name", device)) => {
+                name.device_name_parts += 1;
                 let device = device.replace('_', " ").trim().to_owned();
-                if !device.is_empty() {
+                if !device.is_empty() && name.device_name.is_none() {
                     name.device_name = Some(device);
                 }
             }
@@ -293,7 +369,7 @@ pub fn parse_name(file_name: &str) -> NameParts {
             _ => name.variant.push(part.replace(' ', "")),
         }
     }
-    if down {
+    if !segments.suffix.is_empty() {
         name.variant.push("down".to_owned());
     }
     name
@@ -329,8 +405,54 @@ fn unresolved(name: &str, error: &LookupError) -> String {
     }
 }
 
+/// The JSON type of a value, in words (a message names the type, never the value: the file is
+/// a pull request's, and its values are not ours to print).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a JSON array",
+        Value::Object(_) => "a JSON object",
+    }
+}
+
+/// Why an entry cannot be compiled as it is, naming the key, the type and the rule (never the
+/// value), or `None` when it can.
+fn entry_problem(config: &serde_json::Map<String, Value>) -> Option<String> {
+    for (name, value) in config {
+        if let Some(word) = json_text::non_finite(value) {
+            return Some(format!(
+                "`{name}` is {word}, which the engine's `json.load` reads but no kernel launches with; config values are finite numbers, booleans or strings"
+            ));
+        }
+        if value.is_array() || value.is_object() {
+            return Some(format!(
+                "`{name}` is {}, and config values are numbers, booleans or strings",
+                json_type(value)
+            ));
+        }
+    }
+    for (option, most) in OPTION_BOUNDS {
+        let Some(value) = config.get(option) else {
+            continue;
+        };
+        #[expect(clippy::cast_precision_loss, reason = "the bounds are small integers")]
+        let above = value.as_f64().is_some_and(|v| v > most as f64);
+        if above {
+            return Some(format!(
+                "`{option}` is a number above {most}, the most tilefit compiles (no engine tunes more; compiling it would only spend the runner's memory and time); set it from 1 to {most}"
+            ));
+        }
+    }
+    None
+}
+
 /// Read one file: its entries and metadata, or what is wrong with it; entries that are not
-/// configs are problems of their own, and the file's other entries are kept.
+/// configs are problems of their own, and the file's other entries are kept. The text is read
+/// as the engine's loader reads it (Python's `json.load`: `NaN` and `Infinity` taken, the last of
+/// repeated keys kept, a byte-order mark refused).
 fn read_one(
     path: &Path,
     root: &Path,
@@ -342,15 +464,36 @@ fn read_one(
         problem,
         entry: None,
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
-    let json: Value =
-        serde_json::from_str(&text).map_err(|e| problem(format!("is not valid JSON: {e}")))?;
+    let size = std::fs::symlink_metadata(path)
+        .map_err(|e| problem(format!("cannot be read: {e}")))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(problem(format!(
+            "is {} bytes, over the {} bytes a config file is read up to (the engines' files are kilobytes); it was not read",
+            crate::units::format_count(size),
+            crate::units::format_count(MAX_FILE_BYTES)
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        problem(
+            "is not UTF-8 text, which the engine's `json.load` reads: no device loads it; save it as UTF-8"
+                .to_owned(),
+        )
+    })?;
+    let json = json_text::python_loads(&text).map_err(|why| {
+        problem(format!(
+            "{why}: the engine cannot load it either, so no device gets these configs; fix the file"
+        ))
+    })?;
     let Value::Object(map) = json else {
         return Err(problem(
             "is not a JSON object of `\"batch size\": {config}` entries".to_owned(),
         ));
     };
+    let repeated_keys = json_text::top_level_members(&text)
+        .map(|m| json_text::repeated_keys(&m))
+        .unwrap_or_default();
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {
@@ -359,15 +502,10 @@ fn read_one(
             metadata.push((key, config));
             continue;
         };
-        if let Some((name, value)) = config
-            .iter()
-            .find(|(_, v)| !(v.is_number() || v.is_boolean() || v.is_string() || v.is_null()))
-        {
+        if let Some(why) = entry_problem(&config) {
             problems.push(FileProblem {
                 entry: Some(key.clone()),
-                ..problem(format!(
-                    "entry `{key}` is left out: `{name}` is `{value}`, and config values are numbers, booleans or strings"
-                ))
+                ..problem(format!("entry `{key}` is left out: {why}"))
             });
             continue;
         }
@@ -399,7 +537,11 @@ fn read_one(
         });
     let mut unsupported = None;
     let device = match &parts.device_name {
-        None if file_name.contains("device_name=,") || file_name.contains("device_name=.") => {
+        _ if parts.device_name_parts > 1 => Err(format!(
+            "the file name has {} `device_name=` parts, and the engine names a device's file with one: no device loads it",
+            parts.device_name_parts
+        )),
+        None if parts.device_name_parts == 1 => {
             Err("the file name's `device_name=` is empty, so no device loads it".to_owned())
         }
         None => Err("the file name has no `device_name=` part, so no device loads it".to_owned()),
@@ -422,23 +564,43 @@ fn read_one(
         tuned_with,
         metadata,
         entries,
+        repeated_keys,
     })
 }
 
 /// Read every file the pattern matches: the usable ones, and the problems of the others (and of
 /// entries left out of usable ones).
+///
+/// Interrupted (`cancel` raised), it stops where it is: the files read so far, and a problem
+/// saying the rest was not read.
 pub fn read(
     pattern: &Path,
     table: &DeviceTable,
+    cancel: &Cancel,
 ) -> Result<(Vec<ConfigFile>, Vec<FileProblem>), ConfigFilesError> {
     let mut files = Vec::new();
     let mut problems = Vec::new();
-    let (root, walked) = matching(pattern)?;
+    let (root, walked) = matching(pattern, cancel)?;
     problems.extend(walked.refused);
+    let mut interrupted = walked.interrupted;
     for path in walked.files {
+        if cancel.is_cancelled() {
+            interrupted = true;
+            break;
+        }
         match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),
             Err(problem) => problems.push(problem),
+        }
+    }
+    if interrupted {
+        problems.push(FileProblem {
+            path: root.clone(),
+            problem: "the run was interrupted while this folder was read: files after those listed were not read".to_owned(),
+            entry: None,
+        });
+        if files.is_empty() {
+            return Err(ConfigFilesError::Interrupted(root.display().to_string()));
         }
     }
     Ok((files, problems))
@@ -470,7 +632,7 @@ mod tests {
         link(".", "loop-b");
         std::os::unix::fs::symlink("..", configs.join("triton_3_5_1").join("up")).unwrap();
         let started = std::time::Instant::now();
-        let (_, walked) = matching(&configs.join("**").join("*.json")).unwrap();
+        let (_, walked) = matching(&configs.join("**").join("*.json"), &Cancel::new()).unwrap();
         let took = started.elapsed();
         let _ = std::fs::remove_dir_all(&dir);
         assert!(took < std::time::Duration::from_secs(1), "{took:?}");

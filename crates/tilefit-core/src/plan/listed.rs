@@ -76,7 +76,7 @@ pub struct PreparedFile {
 }
 
 /// The file's variant label, when the spec's `[files.variants]` describe every part of it.
-fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
+pub(crate) fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
     let parts = &file.variant_parts;
     if parts.is_empty() {
         return Ok(String::new());
@@ -326,6 +326,7 @@ pub(crate) fn prepare_listed(
     spec: &ProbeSpec,
     interface: &KernelInterface,
     targets: &[TargetDevice],
+    cancel: &crate::cancel::Cancel,
 ) -> Result<Prepared, ListedError> {
     use crate::input::spec::AutotuneUse;
     let path = spec.path.display().to_string();
@@ -339,7 +340,7 @@ pub(crate) fn prepare_listed(
     };
     if let Some(pattern) = &spec.config_files {
         let table = DeviceTable::builtin()?;
-        let (files, problems) = crate::input::config_files::read(pattern, table).map_err(|e| {
+        let (files, problems) = crate::input::config_files::read(pattern, table, cancel).map_err(|e| {
             field_error(
                 "[sweep].from_files",
                 e.to_string(),
@@ -538,6 +539,7 @@ mod tests {
                 tuned_with: None,
                 metadata: Vec::new(),
                 entries: vec![("16".into(), entries.iter().cloned().collect())],
+                repeated_keys: Vec::new(),
             },
             device: None,
             variant: Ok(String::new()),

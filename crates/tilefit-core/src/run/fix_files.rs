@@ -12,7 +12,15 @@
 //! Every replacement is compiled and judged, never estimated: candidates are written as config
 //! files of a scratch folder and swept by the same spec (its variants, its launcher edits), on the
 //! device they are for, in rounds (fewer stages first, then each smaller tile), until each entry
-//! has one that fits or none is left.
+//! has one that fits or none is left. In a scratch file an (entry, candidate) is named by its
+//! index in the round, never by a made-up batch size.
+//!
+//! The folder is a pull request's: files of variants the spec does not describe, and files that
+//! cannot be read, are listed as not judged while every other file is made; a new file never
+//! takes the name of a file that is there but unreadable. Before anything is said to fit, every
+//! file to be written is read back the way the engine's loader reads it (Python's `json.load`,
+//! the last of repeated keys winning) and each entry is judged again on its device: a mismatch
+//! is an error, never a summary line. An interrupt stops between rounds; nothing is written then.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -21,8 +29,9 @@ use serde_json::Value;
 
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{Event, Scratch, Settings};
+use crate::plan::listed::describe_variant;
 use crate::device::{DeviceTable, TargetDevice};
-use crate::fix::files::{Candidate, candidates, file_name_for, render_file, triton_folder};
+use crate::fix::files::{Candidate, candidates_noted, file_name_for, render_file, triton_folder};
 use crate::input::config_files::{self, ConfigFile};
 use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
@@ -47,6 +56,15 @@ pub enum FixFilesError {
     /// The embedded device table.
     #[error(transparent)]
     Table(#[from] crate::device::TableError),
+    /// A name to write leaves the output folder.
+    #[error("refusing to write `{0}`: a written file's name must be a relative path below the output folder")]
+    Name(String),
+    /// Read back as the engine reads them, the files do not say what was judged.
+    #[error("the files to write were read back as the engine reads them and judged again, and {} did not hold: {}", .0.len(), .0.join("; "))]
+    Rejudged(Vec<String>),
+    /// The engine's loader could not be run.
+    #[error("cannot run `{0}` to read the written files as the engine does")]
+    Loader(String, #[source] std::io::Error),
 }
 
 impl crate::hint::Hint for FixFilesError {
@@ -71,6 +89,8 @@ struct Work {
     source: ConfigFile,
     /// Per entry: its key, its entry as the source has it, its candidates, where it stands.
     entries: Vec<Pending>,
+    /// A patched copy's other entries, with their verdict on the device (they stay as they are).
+    kept: Vec<(String, Option<VerdictCode>)>,
 }
 
 /// How the entry as the source has it fares on the device.
@@ -82,8 +102,8 @@ enum Original {
     Judged(Option<VerdictCode>),
 }
 
-/// Per (work item, round key): the verdict on the item's device and the bytes.
-type Judgements = BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>;
+/// Per (work item, entry, candidate): the verdict on the item's device and the bytes.
+type Judgements = BTreeMap<(usize, usize, Option<usize>), (Option<VerdictCode>, Option<u64>)>;
 
 /// A file's entries: (key, entry).
 type Entries = Vec<(String, BTreeMap<String, Value>)>;
@@ -99,15 +119,18 @@ struct Pending {
     original: Original,
     chosen: Option<(usize, Option<u64>)>,
     settled: bool,
+    /// What bounded its candidates.
+    notes: Vec<String>,
 }
 
 impl Pending {
     fn new(key: String, entry: BTreeMap<String, Value>, judged: Original) -> Pending {
-        let candidates = candidates(&entry);
+        let (candidates, notes) = candidates_noted(&entry);
         Pending {
             key,
             entry,
             candidates,
+            notes,
             next: 0,
             bytes_before: None,
             original: judged,
@@ -145,6 +168,7 @@ fn reported(table: &DeviceTable, device: &TargetDevice) -> Option<String> {
 /// The files to make: patched copies, then new files.
 fn plan(
     files: &[ConfigFile],
+    unreadable: &[String],
     report: &ProbeReport,
     fleet: &[TargetDevice],
     table: &DeviceTable,
@@ -152,7 +176,7 @@ fn plan(
     skipped: &mut Vec<(String, String)>,
 ) -> Vec<Work> {
     let mut work = patch_work(files, report);
-    work.extend(new_work(files, fleet, table, triton, skipped));
+    work.extend(new_work(files, unreadable, fleet, table, triton, skipped));
     work
 }
 
@@ -191,12 +215,19 @@ fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work> {
                 )
             })
             .collect();
+        let kept = judged
+            .entries
+            .iter()
+            .filter(|e| !over.contains(&e.key.as_str()))
+            .map(|e| (e.key.clone(), e.verdict))
+            .collect();
         work.push(Work {
             device: device.clone(),
             name: file.name.clone(),
             kind: "patched",
             source: file.clone(),
             entries,
+            kept,
         });
     }
     work
@@ -230,6 +261,7 @@ fn source_rank(
 /// New files for the fleet's devices, one per shape the engine ships that the device lacks.
 fn new_work(
     files: &[ConfigFile],
+    unreadable: &[String],
     fleet: &[TargetDevice],
     table: &DeviceTable,
     triton: &str,
@@ -278,6 +310,17 @@ fn new_work(
             };
             // SGLang keeps configs in a folder per tuning Triton: the new file goes in the one of
             // the Triton it was judged with.
+            // A file of that name is in the folder but cannot be read: the engine may read it
+            // (or fail on it); it is for its owner to fix, never to be replaced unseen.
+            if unreadable.iter().any(|u| *u == new_name) {
+                skipped.push((
+                    device.device.clone(),
+                    format!(
+                        "`{new_name}` is in the folder and could not be read, so no new file of that name is made; fix that file"
+                    ),
+                ));
+                continue;
+            }
             let new_name = match source.name.rsplit_once('/') {
                 Some((folder, _)) if folder.starts_with("triton_") => {
                     format!("{}/{new_name}", triton_folder(triton))
@@ -295,6 +338,7 @@ fn new_work(
                     .iter()
                     .map(|(k, v)| Pending::new(k.clone(), v.clone(), Original::Unjudged))
                     .collect(),
+                kept: Vec::new(),
             });
         }
     }
@@ -340,11 +384,6 @@ fn next_round(work: &[Work]) -> Round {
     round
 }
 
-/// The batch-size key a round gives an (entry, candidate): unique within a scratch file.
-fn round_key(entry: usize, candidate: Option<usize>) -> String {
-    (entry * 1000 + candidate.map_or(0, |c| c + 1) + 1).to_string()
-}
-
 /// Make the files.
 pub fn fix_files(
     spec: &ProbeSpec,
@@ -359,11 +398,49 @@ pub fn fix_files(
         return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
     };
     let table = DeviceTable::builtin()?;
-    let (files, _) =
-        config_files::read(pattern, table).map_err(|e| FixFilesError::Files(e.to_string()))?;
+    let interrupted = || FixedFiles {
+        tilefit: env!("CARGO_PKG_VERSION").to_owned(),
+        triton: toolchain.triton_version.clone(),
+        files: Vec::new(),
+        skipped: Vec::new(),
+        not_judged: Vec::new(),
+        rejudged: 0,
+        complete: false,
+    };
+    let (files, problems) = match config_files::read(pattern, table, &settings.cancel) {
+        Ok(read) => read,
+        Err(config_files::ConfigFilesError::Interrupted(_)) => return Ok(interrupted()),
+        Err(e) => return Err(FixFilesError::Files(e.to_string())),
+    };
+    // What cannot be made: files of variants the spec does not describe, of GPUs tilefit does
+    // not compile for, and what could not be read. Every other file still is.
+    let mut not_judged: Vec<(String, String)> = Vec::new();
+    let files: Vec<ConfigFile> = files
+        .into_iter()
+        .filter(|f| match describe_variant(spec, f) {
+            Ok(_) => true,
+            Err(why) => {
+                not_judged.push((f.name.clone(), why));
+                false
+            }
+        })
+        .collect();
+    for problem in &problems {
+        let file = problem.path.file_name().map_or_else(
+            || problem.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        not_judged.push((file, problem.problem.clone()));
+    }
+    let unreadable: Vec<String> = problems
+        .iter()
+        .filter(|p| p.entry.is_none())
+        .filter_map(|p| p.path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
     let mut skipped = Vec::new();
     let mut work = plan(
         &files,
+        &unreadable,
         report,
         fleet,
         table,
@@ -387,6 +464,9 @@ pub fn fix_files(
     let scratch = Scratch::new(&settings.cache_dir, "emit-files");
     let mut round_number = 0;
     loop {
+        if settings.cancel.is_cancelled() {
+            return Ok(interrupted());
+        }
         let round = next_round(&work);
         if round.is_empty() {
             break;
@@ -396,83 +476,86 @@ pub fn fix_files(
             "tilefit: --emit-files round {round_number}: {} entries or candidates to compile",
             round.len()
         ));
-        let results = compile_round(
+        let Some(results) = compile_round(
             spec,
             &work,
             &round,
-            scratch.path(),
-            round_number,
+            &scratch.path().join(format!("round-{round_number}")),
             toolchain,
             settings,
             on_event,
-        )?;
+        )?
+        else {
+            return Ok(interrupted());
+        };
         settle(&mut work, &round, &results);
     }
-    let files = work.into_iter().map(|item| finish(item, table)).collect();
+    let (files, checks): (Vec<FileFix>, Vec<Check>) =
+        work.into_iter().map(|item| finish(item, table)).unzip();
+    on_note(format!(
+        "tilefit: --emit-files: reading the {} files back as the engine does and judging them again",
+        files.len()
+    ));
+    let Some(rejudged) = rejudge(
+        spec,
+        &files,
+        &checks,
+        &scratch.path().join("written"),
+        toolchain,
+        settings,
+        on_event,
+    )?
+    else {
+        return Ok(interrupted());
+    };
     Ok(FixedFiles {
         tilefit: env!("CARGO_PKG_VERSION").to_owned(),
         triton: toolchain.triton_version.clone(),
         files,
         skipped,
+        not_judged,
+        rejudged,
+        complete: true,
     })
 }
 
-/// Write the round's scratch files (one folder per work item, named for its device so the sweep
-/// maps it there), sweep them with the spec, and return (work, entry, candidate) -> (verdict,
-/// bytes).
-#[expect(
-    clippy::too_many_arguments,
-    reason = "one round's whole context, passed once"
-)]
-fn compile_round(
+/// Per work item, file name and entries: what one sweep folder holds.
+type Folder = BTreeMap<usize, (String, Entries)>;
+
+/// Sweep scratch folders with the spec, one per arch (a scratch file's entries are compiled for
+/// its own device's arch only): for each folder its items as (relative name, entries), written
+/// under `root/<arch>/`. Returns, per item and entry key, the verdict on the item's device and the
+/// bytes; `None` when the run was interrupted.
+fn sweep_folders(
     spec: &ProbeSpec,
-    work: &[Work],
-    round: &Round,
-    scratch: &Path,
-    number: usize,
+    items: &BTreeMap<String, (Vec<TargetDevice>, Folder)>,
+    root: &Path,
     toolchain: &Toolchain,
     settings: &Settings,
     on_event: &mut dyn FnMut(Event),
-) -> Result<Judgements, FixFilesError> {
-    let mut by_item: BTreeMap<usize, Entries> = BTreeMap::new();
-    for &(w, e, c) in round {
-        let pending = &work[w].entries[e];
-        let entry = c.map_or_else(
-            || pending.entry.clone(),
-            |c| pending.candidates[c].entry.clone(),
-        );
-        by_item.entry(w).or_default().push((round_key(e, c), entry));
-    }
-    // One folder per arch, one sub-folder per work item: a scratch file's entries are compiled
-    // for its own device's arch only.
-    let mut fleets: BTreeMap<String, Vec<TargetDevice>> = BTreeMap::new();
-    let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for (w, entries) in &by_item {
-        let item = &work[*w];
-        let file = base_name(&item.source.name);
-        // The canonical name resolves to the device whatever it reports.
-        let name = file_name_for(file, &item.device.name).unwrap_or_else(|| file.to_owned());
-        let dir = scratch
-            .join(format!("round-{number}-{}", item.device.arch))
-            .join(format!("item-{w}"));
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| FixFilesError::Scratch(dir.display().to_string(), e))?;
-        let path = dir.join(&name);
-        std::fs::write(&path, render_file(entries, &[]))
-            .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
-        names.insert(format!("item-{w}/{name}"), *w);
-        let fleet = fleets.entry(item.device.arch.clone()).or_default();
-        if !fleet.iter().any(|d| d.name == item.device.name) {
-            fleet.push(item.device.clone());
-        }
-    }
+) -> Result<Option<BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>>, FixFilesError> {
+    let mut out = BTreeMap::new();
     let mut round_spec = spec.clone();
     round_spec.listed = None;
-    let mut out = BTreeMap::new();
-    for (arch, fleet) in fleets {
-        round_spec.config_files = Some(scratch.join(format!("round-{number}-{arch}")));
-        let report = crate::run::probe::probe(&round_spec, &fleet, toolchain, settings, on_event)
+    for (arch, (fleet, folder)) in items {
+        let dir = root.join(arch);
+        let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        for (w, (name, entries)) in folder {
+            let path = dir.join(checked_name(name)?);
+            if let Some(parent) = path.parent() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
+            }
+            std::fs::write(&path, render_file(entries, &[]))
+                .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
+            names.insert(name.clone(), *w);
+        }
+        round_spec.config_files = Some(dir);
+        let report = crate::run::probe::probe(&round_spec, fleet, toolchain, settings, on_event)
             .map_err(|e| FixFilesError::Probe(Box::new(e)))?;
+        if !report.stats.complete || settings.cancel.is_cancelled() {
+            return Ok(None);
+        }
         let Some(listed) = report.listed else {
             continue;
         };
@@ -485,16 +568,83 @@ fn compile_round(
             }
         }
     }
-    Ok(out)
+    Ok(Some(out))
+}
+
+/// A name from the plan as a path below a folder: relative, every part a plain name.
+fn checked_name(name: &str) -> Result<&Path, FixFilesError> {
+    let path = Path::new(name);
+    let plain = !name.is_empty()
+        && path
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if plain {
+        Ok(path)
+    } else {
+        Err(FixFilesError::Name(crate::escape::control(name).into_owned()))
+    }
+}
+
+/// Compile one round: each item's entries and candidates as one scratch file (named for its
+/// device so the sweep maps it there), each (entry, candidate) under a key that is its index in
+/// the item's list. `None` when interrupted.
+fn compile_round(
+    spec: &ProbeSpec,
+    work: &[Work],
+    round: &Round,
+    root: &Path,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Option<Judgements>, FixFilesError> {
+    let mut by_item: BTreeMap<usize, Vec<(usize, Option<usize>)>> = BTreeMap::new();
+    for &(w, e, c) in round {
+        by_item.entry(w).or_default().push((e, c));
+    }
+    let mut items: BTreeMap<String, (Vec<TargetDevice>, Folder)> = BTreeMap::new();
+    for (w, list) in &by_item {
+        let item = &work[*w];
+        let entries: Entries = list
+            .iter()
+            .enumerate()
+            .map(|(i, &(e, c))| {
+                let pending = &item.entries[e];
+                let entry = c.map_or_else(
+                    || pending.entry.clone(),
+                    |c| pending.candidates[c].entry.clone(),
+                );
+                (i.to_string(), entry)
+            })
+            .collect();
+        let file = base_name(&item.source.name);
+        // The canonical name resolves to the device whatever it reports.
+        let name = file_name_for(file, &item.device.name).unwrap_or_else(|| file.to_owned());
+        let (fleet, folder) = items.entry(item.device.arch.clone()).or_default();
+        if !fleet.iter().any(|d| d.name == item.device.name) {
+            fleet.push(item.device.clone());
+        }
+        folder.insert(*w, (format!("item-{w}/{name}"), entries));
+    }
+    let Some(results) = sweep_folders(spec, &items, root, toolchain, settings, on_event)? else {
+        return Ok(None);
+    };
+    let mut out = Judgements::new();
+    for (w, list) in &by_item {
+        for (i, &(e, c)) in list.iter().enumerate() {
+            let judged = results
+                .get(&(*w, i.to_string()))
+                .copied()
+                .unwrap_or((None, None));
+            out.insert((*w, e, c), judged);
+        }
+    }
+    Ok(Some(out))
 }
 
 fn settle(work: &mut [Work], round: &Round, results: &Judgements) {
     for &(w, e, c) in round {
         let pending = &mut work[w].entries[e];
-        let (verdict, bytes) = results
-            .get(&(w, round_key(e, c)))
-            .copied()
-            .unwrap_or((None, None));
+        let (verdict, bytes) = results.get(&(w, e, c)).copied().unwrap_or((None, None));
         match c {
             None => {
                 pending.bytes_before = bytes;
@@ -523,7 +673,27 @@ fn settle(work: &mut [Work], round: &Round, results: &Judgements) {
     }
 }
 
-fn finish(item: Work, table: &DeviceTable) -> FileFix {
+/// What a written file must say when read back: per key, the entry the engine must read (when
+/// tilefit wrote or chose it) and whether it must fit its device.
+struct Check {
+    device: TargetDevice,
+    /// (key, the entry read back must equal this, the verdict it must have).
+    expect: Vec<(String, Option<BTreeMap<String, Value>>, Expect)>,
+    /// A new file holds exactly the keys it was given.
+    exact_keys: bool,
+}
+
+/// The verdict a written entry must have when judged again.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Expect {
+    Fits,
+    /// Left as the source has it: the verdict it had.
+    Same(Option<VerdictCode>),
+    /// No candidate fits (left in a patched copy as it was): anything but fits.
+    NotFits,
+}
+
+fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
     let budget = table
         .resolve(&item.device.device)
         .map_or(item.device.smem_per_block_optin, |r| {
@@ -531,6 +701,7 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         });
     let mut fixes = Vec::new();
     let mut replacements = Vec::new();
+    let mut expect = Vec::new();
     for pending in &item.entries {
         let (changes, bytes_after, entry, unfixable) = match &pending.chosen {
             Some((i, bytes)) => {
@@ -548,6 +719,11 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         if let (Some(entry), false) = (&entry, changes.is_empty()) {
             replacements.push((pending.key.clone(), entry.clone()));
         }
+        match (&entry, item.kind) {
+            (Some(e), _) => expect.push((pending.key.clone(), Some(e.clone()), Expect::Fits)),
+            (None, "patched") => expect.push((pending.key.clone(), None, Expect::NotFits)),
+            (None, _) => {}
+        }
         fixes.push((
             EntryFix {
                 key: pending.key.clone(),
@@ -555,13 +731,29 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
                 bytes_after,
                 changes,
                 unfixable,
+                notes: pending.notes.clone(),
             },
             entry,
         ));
     }
+    for (key, verdict) in &item.kept {
+        expect.push((key.clone(), None, Expect::Same(*verdict)));
+    }
+    let mut notes: Vec<String> = item
+        .source
+        .repeated_keys
+        .iter()
+        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched"))
+        .collect();
     let text = if item.kind == "patched" {
         let original = std::fs::read_to_string(&item.source.path).unwrap_or_default();
-        crate::fix::files::patch_text(&original, &replacements).unwrap_or(original)
+        match crate::fix::files::patch_text(&original, &replacements) {
+            Ok(text) => text,
+            Err(why) => {
+                notes.push(format!("not patched: {why}"));
+                original
+            }
+        }
     } else {
         // The source's key order inside each entry, and no metadata key: the engine's loader
         // reads every key as a batch size.
@@ -576,7 +768,12 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
             .collect();
         render_file(&entries, &order)
     };
-    FileFix {
+    let check = Check {
+        device: item.device.clone(),
+        expect,
+        exact_keys: item.kind == "new",
+    };
+    let fix = FileFix {
         name: item.name,
         kind: item.kind,
         device: item.device.device.clone(),
@@ -584,6 +781,160 @@ fn finish(item: Work, table: &DeviceTable) -> FileFix {
         source: item.source.name.clone(),
         entries: fixes.into_iter().map(|(f, _)| f).collect(),
         entries_in_source: item.source.entries.len(),
+        notes,
         text,
+    };
+    (fix, check)
+}
+
+/// The engine's loader: Python's `json.load` on each file, as vLLM's and SGLang's
+/// `get_moe_configs` call it (`with open(path) as f: json.load(f)`), each file's object written
+/// back as one JSON line (or the loader's error).
+const LOADER: &str = r#"
+import json, sys
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            print(json.dumps({"ok": json.load(f)}))
+    except Exception as e:
+        print(json.dumps({"error": type(e).__name__ + ": " + str(e)}))
+"#;
+
+/// Write every file as it will be written, read each back with the engine's loader, check each
+/// entry is the one judged, and judge every entry again on the file's device. Returns how many
+/// entries were judged again (`None`: interrupted).
+fn rejudge(
+    spec: &ProbeSpec,
+    files: &[FileFix],
+    checks: &[Check],
+    root: &Path,
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<Option<usize>, FixFilesError> {
+    if files.is_empty() {
+        return Ok(Some(0));
+    }
+    let mut wrong = Vec::new();
+    // As the engine reads them.
+    let loaded_root = root.join("loaded");
+    let mut paths = Vec::new();
+    for file in files {
+        let path = loaded_root.join(checked_name(&file.name)?);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent)
+                .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
+        }
+        std::fs::write(&path, &file.text)
+            .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
+        paths.push(path);
+    }
+    let output = std::process::Command::new(&toolchain.python)
+        .arg("-c")
+        .arg(LOADER)
+        .args(&paths)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| FixFilesError::Loader(toolchain.python.display().to_string(), e))?;
+    let lines: Vec<&str> = std::str::from_utf8(&output.stdout)
+        .unwrap_or_default()
+        .lines()
+        .collect();
+    let mut loaded: Vec<Option<serde_json::Map<String, Value>>> = Vec::new();
+    for (i, file) in files.iter().enumerate() {
+        let read = lines
+            .get(i)
+            .and_then(|l| crate::input::json_text::python_loads(l).ok());
+        match read.as_ref().and_then(|r| r.get("ok")).and_then(Value::as_object) {
+            Some(map) => loaded.push(Some(map.clone())),
+            None => {
+                let why = read
+                    .as_ref()
+                    .and_then(|r| r.get("error"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("the loader gave no answer")
+                    .to_owned();
+                wrong.push(format!("`{}`: the engine's json.load fails: {why}", file.name));
+                loaded.push(None);
+            }
+        }
+    }
+    // Judged again, per arch, from a folder of the files exactly as written.
+    let mut items: BTreeMap<String, (Vec<TargetDevice>, Folder)> = BTreeMap::new();
+    for (w, (file, check)) in files.iter().zip(checks).enumerate() {
+        let Some(map) = &loaded[w] else { continue };
+        let entries: Entries = map
+            .iter()
+            .filter_map(|(k, v)| {
+                v.as_object()
+                    .map(|o| (k.clone(), o.iter().map(|(a, b)| (a.clone(), b.clone())).collect()))
+            })
+            .collect();
+        for (key, want, _) in &check.expect {
+            let got = entries.iter().find(|(k, _)| k == key).map(|(_, e)| e);
+            if let Some(want) = want
+                && got != Some(want)
+            {
+                wrong.push(format!(
+                    "`{}` entry `{key}`: the engine reads another config than the one judged",
+                    file.name
+                ));
+            }
+        }
+        if check.exact_keys && map.len() != check.expect.len() {
+            wrong.push(format!(
+                "`{}`: the engine reads {} keys, and {} were written",
+                file.name,
+                map.len(),
+                check.expect.len()
+            ));
+        }
+        let (fleet, folder) = items.entry(check.device.arch.clone()).or_default();
+        if !fleet.iter().any(|d| d.name == check.device.name) {
+            fleet.push(check.device.clone());
+        }
+        let name = match file.name.rsplit_once('/') {
+            Some((_, base)) => format!("file-{w}/{base}"),
+            None => format!("file-{w}/{}", file.name),
+        };
+        // The device's canonical name: the file as written names the device as it reports
+        // itself, which resolves to the same device.
+        folder.insert(w, (name, entries));
+    }
+    let Some(results) = sweep_folders(spec, &items, &root.join("judged"), toolchain, settings, on_event)? else {
+        return Ok(None);
+    };
+    let mut count = 0;
+    for (w, (file, check)) in files.iter().zip(checks).enumerate() {
+        if loaded[w].is_none() {
+            continue;
+        }
+        for (key, _, expect) in &check.expect {
+            let verdict = results.get(&(w, key.clone())).and_then(|(v, _)| *v);
+            count += 1;
+            let holds = match expect {
+                Expect::Fits => verdict == Some(VerdictCode::Fits),
+                Expect::NotFits => verdict != Some(VerdictCode::Fits),
+                Expect::Same(before) => verdict == *before,
+            };
+            if !holds {
+                wrong.push(format!(
+                    "`{}` entry `{key}` on {}: judged again it is {}, and {} was expected",
+                    file.name,
+                    check.device.device,
+                    verdict.map_or("not judged", |v| v.as_str()),
+                    match expect {
+                        Expect::Fits => "fits".to_owned(),
+                        Expect::NotFits => "none fits".to_owned(),
+                        Expect::Same(v) => v.map_or("not judged", |v| v.as_str()).to_owned(),
+                    }
+                ));
+            }
+        }
+    }
+    if wrong.is_empty() {
+        Ok(Some(count))
+    } else {
+        Err(FixFilesError::Rejudged(wrong))
     }
 }

@@ -157,7 +157,7 @@ fn plan_sweep(
     setup: &Setup,
     settings: &Settings,
 ) -> Result<Planned, ProbeError> {
-    let prepared = prepare_listed(spec, &setup.interface, targets)?;
+    let prepared = prepare_listed(spec, &setup.interface, targets, &settings.cancel)?;
     let configs = prepared.spec.configs();
     let bound = configs
         .iter()

@@ -4,6 +4,7 @@
 use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::input::spec;
+use tilefit_core::judge::gate::Rule;
 use tilefit_core::model::shard::Invocation;
 use tilefit_core::run::{fix_files, fleet, matrix, probe, toolchains};
 
@@ -71,24 +72,39 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                     &mut on_event,
                 );
             }
+            // The files are made before the report is printed: an interrupt while they are
+            // made marks the report incomplete.
+            let fixed = match &args.emit_files {
+                Some(dir) if report.stats.complete => {
+                    emit::check_output_dir(dir)?;
+                    let fixed = fix_files::fix_files(
+                        &spec,
+                        &report,
+                        &targets,
+                        &toolchain,
+                        &settings,
+                        &mut on_note,
+                        &mut on_event,
+                    )?;
+                    report.stats.complete &= fixed.complete;
+                    Some((fixed, dir))
+                }
+                _ => None,
+            };
             progress.finish();
             emit::emit(&report, &args.output)?;
             if let Some(path) = &args.emit_configs {
                 emit::emit_configs(&report, path)?;
             }
-            if let Some(dir) = &args.emit_files {
-                let fixed = fix_files::fix_files(
-                    &spec,
-                    &report,
-                    &targets,
-                    &toolchain,
-                    &settings,
-                    &mut on_note,
-                    &mut on_event,
-                )?;
-                emit::emit_files(&fixed, dir)?;
+            if let Some((fixed, dir)) = &fixed {
+                emit::emit_files(fixed, dir)?;
             }
-            emit::finish(&report, &args.output)
+            let mut output = args.output.clone();
+            // `--emit-files` cannot fix what it could not read: those files fail the gate.
+            if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
+                output.fail_on.push(Rule::UnreadableFiles);
+            }
+            emit::finish(&report, &output)
         }
     }
 }
