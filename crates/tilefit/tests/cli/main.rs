@@ -12,6 +12,7 @@ mod field;
 mod fix_files;
 mod github;
 mod hostile;
+mod hostile_files;
 mod listed;
 mod live;
 mod probe;

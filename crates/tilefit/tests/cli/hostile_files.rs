@@ -1,0 +1,341 @@
+//! `probe --emit-files` on a config folder as a hostile pull request writes it (every fixture is
+//! written here, in the shapes vLLM and SGLang ship): a link to a secret outside the folder and a
+//! link loop, a file of a variant the spec does not describe, a key written twice, a name with
+//! two `device_name=` parts, SGLang's `_down` file, a file with `NaN` the engine's loader reads,
+//! one with a byte-order mark nobody reads, `num_stages: 100000000`, file names and keys that
+//! inject Markdown and workflow commands, a CRLF file indented with tabs, and a link in the
+//! output folder. Every written file is read back with Python's `json.load` and judged again.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{Run, probe, python, scratch};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .and_then(Path::parent)
+        .unwrap()
+}
+
+const DESK: &str = "rtx-5090,gb10";
+const FITS: &str = r#"{"BLOCK_SIZE_M": 64, "BLOCK_SIZE_N": 128, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 1, "num_warps": 4, "num_stages": 3}"#;
+const OVER: &str = r#"{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K": 64, "GROUP_SIZE_M": 16, "num_warps": 8, "num_stages": 4}"#;
+const H100: &str = "device_name=NVIDIA_H100_80GB_HBM3";
+const RTX4090: &str = "device_name=NVIDIA_GeForce_RTX_4090";
+const RTX5090: &str = "device_name=NVIDIA_GeForce_RTX_5090";
+const INJECTED_KEY: &str = "512\n## injected <img src=https://tracker.example/p.png>\n::error::pwned";
+
+/// The hostile folder, the spec over it (the MoE example's, plus the `_down` variant), and the
+/// fake secret outside it.
+fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
+    let configs = dir.join("configs");
+    std::fs::create_dir_all(&configs).unwrap();
+    let write = |name: &str, text: &str| std::fs::write(configs.join(name), text).unwrap();
+    // An RTX 4090 file with its 256 entry over budget (the example's).
+    std::fs::copy(
+        repo().join(format!("examples/moe/configs/E=8,N=14336,{RTX4090}.json")),
+        configs.join(format!("E=8,N=14336,{RTX4090}.json")),
+    )
+    .unwrap();
+    // A key written twice, CRLF and tabs: the loader keeps the last "256", which is over; a key
+    // that injects a heading, an image and a workflow command, also over.
+    write(
+        &format!("E=16,N=14336,{RTX4090}.json"),
+        &format!(
+            "{{\r\n\t\"1\": {FITS},\r\n\t\"256\": {FITS},\r\n\t\"256\": {{\r\n\t\t\"BLOCK_SIZE_M\": 128,\r\n\t\t\"BLOCK_SIZE_N\": 256,\r\n\t\t\"BLOCK_SIZE_K\": 64,\r\n\t\t\"GROUP_SIZE_M\": 16,\r\n\t\t\"num_warps\": 8,\r\n\t\t\"num_stages\": 4\r\n\t}},\r\n\t{}: {OVER}\r\n}}\r\n",
+            Value::from(INJECTED_KEY)
+        ),
+    );
+    // A variant the spec does not describe: listed as not judged, never an aborted run.
+    write(
+        &format!("E=8,N=14336,{H100},dtype=fp8_w8a8.json"),
+        &format!("{{\"1\": {FITS}}}"),
+    );
+    // Two device names: no device's file.
+    write(
+        &format!("E=8,N=4096,{H100},{RTX5090}.json"),
+        &format!("{{\"256\": {OVER}}}"),
+    );
+    // SGLang's down-projection file: new files keep `_down`.
+    write(
+        &format!("E=8,N=7168,{H100}_down.json"),
+        &format!("{{\"1\": {FITS}, \"256\": {OVER}}}"),
+    );
+    // NaN, which Python's json.load reads: the file is the RTX 5090's, read as the engine reads
+    // it (its 256 entry patched), the NaN entry left out by name.
+    write(
+        &format!("E=32,N=14336,{RTX5090}.json"),
+        &format!("{{\"1\": {{\"BLOCK_SIZE_M\": 16, \"num_warps\": NaN}}, \"256\": {OVER}}}"),
+    );
+    // A byte-order mark, which json.load refuses: nobody reads it, and no new file replaces it.
+    write(
+        &format!("E=64,N=14336,{RTX5090}.json"),
+        &format!("\u{feff}{{\"256\": {OVER}}}"),
+    );
+    write(
+        &format!("E=64,N=14336,{H100}.json"),
+        &format!("{{\"1\": {FITS}, \"2\": {{\"BLOCK_SIZE_M\": 16, \"num_stages\": 100000000}}}}"),
+    );
+    // A name that injects Markdown and a workflow command (a variant nobody describes).
+    write(
+        &format!("E=8,N=14336,{H100},x=[click](https:evil)<details>\n::warning::x.json"),
+        &format!("{{\"1\": {FITS}}}"),
+    );
+    // A link to a secret outside the folder, and a loop.
+    let secret = dir.join("secret.json");
+    std::fs::write(&secret, r#"{"auths": {"r": {"auth": "FAKE-TOKEN-a93c"}}}"#).unwrap();
+    std::os::unix::fs::symlink(&secret, configs.join(format!("E=8,N=1,{H100}.json"))).unwrap();
+    std::os::unix::fs::symlink(".", configs.join("loop-a")).unwrap();
+    std::os::unix::fs::symlink(".", configs.join("loop-b")).unwrap();
+    let spec = std::fs::read_to_string(repo().join("examples/moe/spec.toml"))
+        .unwrap()
+        .replace(
+            "file = \"fused_moe.py\"",
+            &format!(
+                "file = {:?}",
+                repo().join("examples/moe/fused_moe.py").display().to_string()
+            ),
+        )
+        .replace("configs/*.json", "configs/**/*.json")
+        + "\n[files.variants.\"down\"]\n";
+    let spec_path = dir.join("spec.toml");
+    std::fs::write(&spec_path, spec).unwrap();
+    (spec_path, secret)
+}
+
+/// Each written config file as Python's `json.load` reads it.
+fn python_loads(files: &[PathBuf]) -> Vec<serde_json::Map<String, Value>> {
+    let output = std::process::Command::new(python())
+        .arg("-c")
+        .arg(
+            "import json, math, sys\n\
+             def plain(v):\n\
+             \x20   if isinstance(v, dict):\n\
+             \x20       return {k: plain(x) for k, x in v.items()}\n\
+             \x20   return repr(v) if isinstance(v, float) and not math.isfinite(v) else v\n\
+             for p in sys.argv[1:]:\n\
+             \x20   print(json.dumps(plain(json.load(open(p)))))",
+        )
+        .args(files)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(json_files(&path));
+        } else if path.extension().is_some_and(|e| e == "json")
+            && !path.ends_with("tilefit-provenance.json")
+        {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+/// No line a log would run as a workflow command or a Markdown reader as a heading, no secret;
+/// in Markdown also no raw HTML and no link.
+fn assert_inert(text: &str, what: &str, markdown: bool) {
+    for line in text.lines() {
+        assert!(!line.trim_start().starts_with("::"), "{what}: {line}");
+        assert!(!line.starts_with("## injected"), "{what}: {line}");
+    }
+    for raw in ["FAKE-TOKEN", "secret.json"] {
+        assert!(!text.contains(raw), "{what} holds {raw}: {text}");
+    }
+    if markdown {
+        // Inside a code span text is inert (no HTML, no link); outside one, none may be raw.
+        for line in text.lines() {
+            let outside = outside_code(line);
+            for raw in ["<details", "<img", "[click](", "![t]("] {
+                assert!(!outside.contains(raw), "{what} holds {raw}: {line}");
+            }
+        }
+    }
+}
+
+/// A Markdown line without its code spans (a run of N backticks up to the next run of N).
+fn outside_code(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let run_at = |i: usize| chars[i..].iter().take_while(|c| **c == '`').count();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        // An escaped backtick is text.
+        if chars[i] == '\\' && i + 1 < chars.len() {
+            out.push(chars[i]);
+            out.push(chars[i + 1]);
+            i += 2;
+            continue;
+        }
+        if chars[i] != '`' {
+            out.push(chars[i]);
+            i += 1;
+            continue;
+        }
+        let n = run_at(i);
+        let mut j = i + n;
+        let mut closed = None;
+        while j < chars.len() {
+            if chars[j] == '`' {
+                let m = run_at(j);
+                if m == n {
+                    closed = Some(j + m);
+                    break;
+                }
+                j += m;
+            } else {
+                j += 1;
+            }
+        }
+        match closed {
+            Some(end) => i = end,
+            None => {
+                out.extend(&chars[i..]);
+                break;
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks() {
+    let dir = scratch("hostile-emit");
+    let (spec, _secret) = hostile_folder(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let cache = scratch("hostile-emit-cache");
+    let started = std::time::Instant::now();
+    let run: Run = probe(
+        spec.to_str().unwrap(),
+        &cache,
+        &["--targets", DESK, "--emit-files", out.to_str().unwrap()],
+    );
+    let took = started.elapsed();
+    // Files that could not be read fail the gate --emit-files implies; everything else is made.
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("could not be read"), "{}", run.stderr);
+    assert!(took.as_secs() < 600, "{took:?}");
+    assert_inert(&run.stdout, "stdout", false);
+    assert_inert(&run.stderr, "stderr", false);
+    // The bounded option is a clear line naming the key and the rule, never the value.
+    assert!(
+        run.stdout.contains("`num_stages` is a number above 16"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("100000000"), "{}", run.stdout);
+    assert!(run.stdout.contains("num_warps` is NaN"), "{}", run.stdout);
+    assert!(run.stdout.contains("byte-order mark"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("2 `device_name=` parts"),
+        "{}",
+        run.stdout
+    );
+
+    let written: Vec<String> = json_files(&out)
+        .iter()
+        .map(|p| p.strip_prefix(&out).unwrap().display().to_string())
+        .collect();
+    for name in [
+        format!("E=8,N=14336,{RTX4090}.json"),
+        format!("E=16,N=14336,{RTX4090}.json"),
+        format!("E=32,N=14336,{RTX5090}.json"),
+        // `_down` keeps its place after the new device's name.
+        "E=8,N=7168,device_name=NVIDIA_GB10_down.json".to_owned(),
+        format!("E=8,N=7168,{RTX5090}_down.json"),
+        "E=64,N=14336,device_name=NVIDIA_GB10.json".to_owned(),
+    ] {
+        assert!(written.contains(&name), "{name} not in {written:?}");
+    }
+    // No file replaces the one with a byte-order mark; none comes from the file with two names;
+    // none from the variant nobody describes.
+    assert!(!written.contains(&format!("E=64,N=14336,{RTX5090}.json")), "{written:?}");
+    assert!(!written.iter().any(|n| n.contains("N=4096")), "{written:?}");
+    assert!(!written.iter().any(|n| n.contains("fp8") || n.contains("click")), "{written:?}");
+
+    // The key written twice: the copy the loader keeps is patched, the dead copy and the
+    // file's CRLF and tabs as they were.
+    let original = std::fs::read_to_string(dir.join(format!("configs/E=16,N=14336,{RTX4090}.json"))).unwrap();
+    let patched = std::fs::read_to_string(out.join(format!("E=16,N=14336,{RTX4090}.json"))).unwrap();
+    assert_eq!(original.matches("\r\n").count(), patched.matches("\r\n").count(), "{patched}");
+    assert_eq!(patched.matches('\n').count(), patched.matches("\r\n").count(), "{patched}");
+    assert!(patched.contains("\t\t\"num_stages\": 3\r\n"), "{patched:?}");
+    assert!(patched.contains(&format!("\t\"256\": {FITS},\r\n")), "{patched:?}");
+
+    // Every written file, read with Python's json.load: the keys the engine sees.
+    let files = json_files(&out);
+    let loaded = python_loads(&files);
+    assert_eq!(loaded.len(), files.len());
+    let dup = files
+        .iter()
+        .position(|p| p.ends_with(format!("E=16,N=14336,{RTX4090}.json")))
+        .unwrap();
+    assert_eq!(loaded[dup]["256"]["num_stages"], 3, "{:?}", loaded[dup]);
+
+    // Judged again from the written folder, every entry of every file fits its own device.
+    let again_spec = std::fs::read_to_string(&spec)
+        .unwrap()
+        .replace("configs/**/*.json", &out.join("**").join("*.json").display().to_string());
+    let again = dir.join("again.toml");
+    std::fs::write(&again, again_spec).unwrap();
+    let report = probe(again.to_str().unwrap(), &cache, &["--targets", DESK, "--json", "-"]);
+    let report: Value = serde_json::from_str(&report.stdout).unwrap_or_else(|e| panic!("{e}: {}", report.stderr));
+    let judged = report["listed"]["files"].as_array().unwrap();
+    let mut entries = 0;
+    for file in judged {
+        let name = file["file"].as_str().unwrap();
+        if name == format!("E=32,N=14336,{RTX5090}.json") {
+            // The NaN entry is the engine's to fix; it stays and is left out here too.
+            assert_eq!(file["entries"].as_array().unwrap().len(), 1, "{file}");
+        }
+        for entry in file["entries"].as_array().unwrap() {
+            entries += 1;
+            assert_eq!(entry["verdict"], "fits", "{name}: {entry}");
+        }
+    }
+    assert!(entries >= 20, "{entries}");
+
+    // SUMMARY.md escapes whatever the pull request named, and lists what was not judged.
+    let summary = std::fs::read_to_string(out.join("SUMMARY.md")).unwrap();
+    assert_inert(&summary, "SUMMARY.md", true);
+    assert!(summary.contains("Not judged"), "{summary}");
+    assert!(summary.contains("dtype=fp8\\_w8a8") || summary.contains("dtype=fp8_w8a8"), "{summary}");
+    assert!(summary.contains("written more than once"), "{summary}");
+    let provenance: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("tilefit-provenance.json")).unwrap()).unwrap();
+    assert_eq!(provenance["complete"], true);
+    assert!(provenance["rejudged"].as_u64().unwrap() >= 20, "{provenance}");
+}
+
+#[test]
+fn a_link_in_the_output_folder_is_an_error_and_the_victim_is_untouched() {
+    let dir = scratch("hostile-emit-link");
+    let (spec, _) = hostile_folder(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let victim = dir.join("victim.txt");
+    std::fs::write(&victim, "keep").unwrap();
+    std::os::unix::fs::symlink(&victim, out.join("SUMMARY.md")).unwrap();
+    let run = probe(
+        spec.to_str().unwrap(),
+        &scratch("hostile-emit-link-cache"),
+        &["--targets", "gb10", "--emit-files", out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+}
