@@ -582,9 +582,12 @@ pub fn read(
     let mut problems = Vec::new();
     let (root, walked) = matching(pattern, cancel)?;
     problems.extend(walked.refused);
+    let walked_problems = problems.len();
     let mut interrupted = walked.interrupted;
     for path in walked.files {
-        if cancel.is_cancelled() {
+        // Once interrupted, no more files are read; the first is (a report of nothing is of
+        // no use, and one file is read at once).
+        if cancel.is_cancelled() && !(files.is_empty() && problems.len() == walked_problems) {
             interrupted = true;
             break;
         }

@@ -551,9 +551,13 @@ fn sweep_folders(
             names.insert(name.clone(), *w);
         }
         round_spec.config_files = Some(dir);
-        let report = crate::run::probe::probe(&round_spec, fleet, toolchain, settings, on_event)
-            .map_err(|e| FixFilesError::Probe(Box::new(e)))?;
-        if !report.stats.complete || settings.cancel.is_cancelled() {
+        let report = crate::run::probe::probe(&round_spec, fleet, toolchain, settings, on_event);
+        // An interrupt may end the sweep anywhere, an error included: it is an interrupt.
+        if settings.cancel.is_cancelled() {
+            return Ok(None);
+        }
+        let report = report.map_err(|e| FixFilesError::Probe(Box::new(e)))?;
+        if !report.stats.complete {
             return Ok(None);
         }
         let Some(listed) = report.listed else {

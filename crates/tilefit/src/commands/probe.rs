@@ -85,26 +85,33 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                         &settings,
                         &mut on_note,
                         &mut on_event,
-                    )?;
-                    report.stats.complete &= fixed.complete;
+                    );
+                    report.stats.complete &= fixed.as_ref().is_ok_and(|f| f.complete);
                     Some((fixed, dir))
                 }
                 _ => None,
             };
             progress.finish();
+            // The report is printed whatever became of the files.
             emit::emit(&report, &args.output)?;
             if let Some(path) = &args.emit_configs {
                 emit::emit_configs(&report, path)?;
             }
-            if let Some((fixed, dir)) = &fixed {
-                emit::emit_files(fixed, dir)?;
+            if let Some((fixed, dir)) = fixed {
+                emit::emit_files(&fixed?, dir)?;
             }
             let mut output = args.output.clone();
             // `--emit-files` cannot fix what it could not read: those files fail the gate.
             if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
                 output.fail_on.push(Rule::UnreadableFiles);
             }
-            emit::finish(&report, &output)
+            let code = emit::finish(&report, &output)?;
+            // An interrupted run is a failed run, whatever its cells say.
+            Ok(if report.stats.complete {
+                code
+            } else {
+                code.max(crate::exit_codes::BAD_INPUT_OR_TOOL_FAILURE)
+            })
         }
     }
 }

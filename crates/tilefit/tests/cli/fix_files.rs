@@ -95,7 +95,7 @@ fn emitted_files_fit_their_devices_change_only_what_missed_and_carry_no_foreign_
         "{summary}"
     );
     assert!(
-        summary.contains("| 256 | 147,456 | 98,304 | num_stages 4 -> 3 |"),
+        summary.contains("| 256 | 147,456 | 98,304 | num_stages 4 -&gt; 3 |"),
         "{summary}"
     );
     let provenance: Value = serde_json::from_str(

@@ -339,3 +339,172 @@ fn a_link_in_the_output_folder_is_an_error_and_the_victim_is_untouched() {
     assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
 }
+
+/// `tilefit probe SPEC --json - EXTRA...` started, its stderr lines sent as they come.
+fn spawn_probe(
+    spec: &Path,
+    cache: &Path,
+    extra: &[&str],
+) -> (
+    std::process::Child,
+    std::sync::mpsc::Receiver<String>,
+    std::thread::JoinHandle<String>,
+) {
+    use std::io::{BufRead as _, Read as _};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tilefit"))
+        .args(["probe", spec.to_str().unwrap(), "--python"])
+        .arg(python())
+        .args(["--jobs", "2", "--json", "-"])
+        .args(extra)
+        .env("TILEFIT_CACHE_DIR", cache)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (send, lines) = std::sync::mpsc::channel();
+    let stderr = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines() {
+            let Ok(line) = line else { break };
+            let _ = send.send(line);
+        }
+    });
+    let mut stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = stdout.read_to_string(&mut text);
+        text
+    });
+    (child, lines, reader)
+}
+
+/// SIGTERM now; how long until the process is gone, its exit code and its stdout.
+fn terminate(
+    mut child: std::process::Child,
+    stdout: std::thread::JoinHandle<String>,
+) -> (std::time::Duration, Option<i32>, String) {
+    let started = std::time::Instant::now();
+    let status = std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let code = child.wait().unwrap().code();
+    let took = started.elapsed();
+    (took, code, stdout.join().unwrap())
+}
+
+#[test]
+fn sigterm_mid_round_stops_within_a_second_writes_nothing_and_marks_the_report_incomplete() {
+    let dir = scratch("hostile-emit-sigterm-round");
+    let out = dir.join("out");
+    let (child, lines, stdout) = spawn_probe(
+        &repo().join("examples/moe/spec.toml"),
+        &scratch("hostile-emit-sigterm-round-cache"),
+        &[
+            "--targets",
+            "rtx-pro-6000,rtx-5090,gb10",
+            "--emit-files",
+            out.to_str().unwrap(),
+        ],
+    );
+    let mut seen = Vec::new();
+    loop {
+        let line = lines
+            .recv_timeout(std::time::Duration::from_secs(300))
+            .unwrap_or_else(|_| panic!("no round began: {seen:?}"));
+        let round = line.contains("--emit-files round 1");
+        seen.push(line);
+        if round {
+            break;
+        }
+    }
+    let (took, code, stdout) = terminate(child, stdout);
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "{took:?} after SIGTERM"
+    );
+    assert_eq!(code, Some(2), "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(report["stats"]["complete"], false);
+    // No file of a search that did not end: each would hold entries never judged.
+    assert!(
+        !out.exists() || json_files(&out).is_empty(),
+        "{:?}",
+        json_files(&out)
+    );
+}
+
+#[test]
+fn sigterm_mid_walk_stops_within_a_second_and_marks_the_report_incomplete() {
+    let dir = scratch("hostile-emit-sigterm-walk");
+    let configs = dir.join("configs");
+    // A deep, wide folder: the walk takes long enough to be caught in it.
+    std::fs::create_dir_all(&configs).unwrap();
+    std::fs::write(
+        configs.join(format!("E=8,N=14336,{RTX4090}.json")),
+        format!("{{\"1\": {FITS}}}"),
+    )
+    .unwrap();
+    for a in 0..60 {
+        for b in 0..400 {
+            let folder = configs.join(format!("d{a}")).join(format!("e{b}"));
+            std::fs::create_dir_all(&folder).unwrap();
+            std::fs::write(
+                folder.join(format!("E={b},N=1,{RTX4090}.json")),
+                format!("{{\"1\": {FITS}}}"),
+            )
+            .unwrap();
+        }
+    }
+    let spec = std::fs::read_to_string(repo().join("examples/moe/spec.toml"))
+        .unwrap()
+        .replace(
+            "file = \"fused_moe.py\"",
+            &format!(
+                "file = {:?}",
+                repo().join("examples/moe/fused_moe.py").display().to_string()
+            ),
+        )
+        .replace("configs/*.json", "configs/**/*.json");
+    let spec_path = dir.join("spec.toml");
+    std::fs::write(&spec_path, spec).unwrap();
+    let (child, _lines, stdout) = spawn_probe(
+        &spec_path,
+        &scratch("hostile-emit-sigterm-walk-cache"),
+        &["--targets", "gb10"],
+    );
+    // Caught in the walk: the process holds one of the folder's folders open.
+    let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
+    let started = std::time::Instant::now();
+    let in_walk = || {
+        std::fs::read_dir(&fds).into_iter().flatten().flatten().any(|fd| {
+            std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&configs) && t != configs)
+        })
+    };
+    while !in_walk() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(300),
+            "the walk was never seen"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let (took, code, stdout) = terminate(child, stdout);
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "{took:?} after SIGTERM"
+    );
+    assert_eq!(code, Some(2), "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(report["stats"]["complete"], false);
+    let problems = report["listed"]["file_problems"].as_array().unwrap();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["problem"].as_str().unwrap().contains("interrupted")),
+        "{problems:?}"
+    );
+}
