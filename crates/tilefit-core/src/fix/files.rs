@@ -491,6 +491,13 @@ mod tests {
             .as_deref(),
             Some("E=8,N=7168,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128, 128]_down.json")
         );
+        // Found by the fuzzer: an unmatched `]` in the device part does not join the parts
+        // after it.
+        assert_eq!(
+            file_name_for("E=8,device_name=A_1]_x,block_shape=[128, 128]_down.json", "NVIDIA GB10")
+                .as_deref(),
+            Some("E=8,device_name=NVIDIA_GB10,block_shape=[128, 128]_down.json")
+        );
         // Two `device_name=` parts: no device's file, so no name is made from it.
         assert_eq!(
             file_name_for(

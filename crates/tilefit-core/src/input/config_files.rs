@@ -315,8 +315,9 @@ impl NameSegments {
         for (i, c) in stem.char_indices() {
             match c {
                 '[' | '(' => depth += 1,
-                ']' | ')' => depth -= 1,
-                ',' if depth <= 0 => {
+                // An unmatched closer is text: it opens nothing for a later `[` to close.
+                ']' | ')' => depth = (depth - 1).max(0),
+                ',' if depth == 0 => {
                     parts.push(stem[start..i].to_owned());
                     start = i + 1;
                 }

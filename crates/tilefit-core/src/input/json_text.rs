@@ -174,7 +174,7 @@ pub fn python_loads(text: &str) -> Result<Value, String> {
         }
         let found = NON_FINITE
             .iter()
-            .find(|(word, _)| text[i..].starts_with(word));
+            .find(|(word, _)| bytes[i..].starts_with(word.as_bytes()));
         if let Some((word, stand_in)) = found {
             out.push_str(&text[at..i]);
             out.push_str(&Value::from(*stand_in).to_string());
@@ -221,5 +221,7 @@ mod tests {
         assert_eq!(non_finite(&value["1"]["s"]), None);
         assert!(python_loads("\u{feff}{}").unwrap_err().contains("byte-order mark"));
         assert!(python_loads("{,}").is_err());
+        // Found by the fuzzer: a word search that starts inside a character.
+        assert!(python_loads("{\"\u{133}\": Infinity x}").is_err());
     }
 }
