@@ -233,8 +233,14 @@ mod tests {
                 ("html", html(&control(text))),
                 ("log", control(text).into_owned()),
             ] {
-                assert!(!out.contains('\n') && !out.contains('\r'), "{format}: {out}");
-                assert!(!out.contains("<details") && !out.contains("<img"), "{format}: {out}");
+                assert!(
+                    !out.contains('\n') && !out.contains('\r'),
+                    "{format}: {out}"
+                );
+                assert!(
+                    !out.contains("<details") && !out.contains("<img"),
+                    "{format}: {out}"
+                );
                 if format == "markdown" {
                     assert!(!out.contains("[click]") && !out.contains("]("), "{out}");
                     assert!(!out.contains("a|b"), "{out}");

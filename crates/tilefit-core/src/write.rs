@@ -11,10 +11,14 @@ use std::path::{Component, Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
     /// The name would leave the folder.
-    #[error("refusing to write `{0}`: a written file's name must be a relative path below the output folder")]
+    #[error(
+        "refusing to write `{0}`: a written file's name must be a relative path below the output folder"
+    )]
     Outside(String),
     /// A link is in the way.
-    #[error("refusing to write through `{0}`: it is a symbolic link, and tilefit never writes through a link in an output folder (it could point anywhere); remove it")]
+    #[error(
+        "refusing to write through `{0}`: it is a symbolic link, and tilefit never writes through a link in an output folder (it could point anywhere); remove it"
+    )]
     Link(PathBuf),
     /// Something else in the way is not a folder.
     #[error("cannot write below `{0}`: it is not a folder")]
@@ -46,8 +50,8 @@ pub fn prepare_dir(dir: &Path) -> Result<(), WriteError> {
 /// is created or must be a real folder; the file is created or truncated, never followed.
 pub fn write_below(dir: &Path, relative: &str, text: &str) -> Result<PathBuf, WriteError> {
     let path = Path::new(relative);
-    let plain = !relative.is_empty()
-        && path.components().all(|c| matches!(c, Component::Normal(_)));
+    let plain =
+        !relative.is_empty() && path.components().all(|c| matches!(c, Component::Normal(_)));
     if !plain {
         return Err(WriteError::Outside(
             crate::escape::control(relative).into_owned(),
@@ -74,9 +78,8 @@ pub fn write_below(dir: &Path, relative: &str, text: &str) -> Result<PathBuf, Wr
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(
-            i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or_default(),
-        );
+        options
+            .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or_default());
     }
     let mut file = options.open(&at).map_err(|e| {
         if is_link(&at) {
@@ -110,7 +113,10 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         assert!(matches!(summary, Err(WriteError::Link(_))), "{summary:?}");
         assert!(matches!(through, Err(WriteError::Link(_))), "{through:?}");
-        assert!(matches!(outside, Err(WriteError::Outside(_))), "{outside:?}");
+        assert!(
+            matches!(outside, Err(WriteError::Outside(_))),
+            "{outside:?}"
+        );
         assert!(fine.is_ok(), "{fine:?}");
         assert_eq!(victim, "keep");
     }

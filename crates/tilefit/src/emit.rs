@@ -195,9 +195,42 @@ pub fn finish_matrix(
     Ok(code)
 }
 
-/// The output folder of `--emit-files`, checked before any work: a link is refused.
-pub fn check_output_dir(dir: &Path) -> anyhow::Result<()> {
-    Ok(tilefit_core::write::prepare_dir(dir)?)
+/// The end of a single probe: the report printed (whatever became of the files), the configs
+/// and files written, and the exit code: the gate's (with `unreadable-files` on under
+/// `--emit-files`, which cannot fix what it could not read), and 2 for a run an interrupt cut
+/// short, whatever its cells say.
+pub fn finish_probe(
+    report: &mut tilefit_core::model::probe::ProbeReport,
+    fixed: Option<(
+        Result<
+            tilefit_core::model::fix_files::FixedFiles,
+            tilefit_core::run::fix_files::FixFilesError,
+        >,
+        &Path,
+    )>,
+    args: &crate::cli::ProbeArgs,
+) -> anyhow::Result<u8> {
+    use tilefit_core::judge::gate::Rule;
+    if let Some((files, _)) = &fixed {
+        report.stats.complete &= files.as_ref().is_ok_and(|f| f.complete);
+    }
+    emit(report, &args.output)?;
+    if let Some(path) = &args.emit_configs {
+        emit_configs(report, path)?;
+    }
+    if let Some((files, dir)) = fixed {
+        emit_files(&files?, dir)?;
+    }
+    let mut output = args.output.clone();
+    if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
+        output.fail_on.push(Rule::UnreadableFiles);
+    }
+    let code = finish(report, &output)?;
+    Ok(if report.stats.complete {
+        code
+    } else {
+        code.max(exit_codes::BAD_INPUT_OR_TOOL_FAILURE)
+    })
 }
 
 /// Write `--emit-files`: the config files, the summary and the provenance, under `dir`, never
@@ -226,7 +259,9 @@ pub fn emit_files(
         output::note(&format!("tilefit: no config files for {device}: {why}"));
     }
     for (file, why) in &fixed.not_judged {
-        output::note(&format!("tilefit: not judged, nothing made from it: {file}: {why}"));
+        output::note(&format!(
+            "tilefit: not judged, nothing made from it: {file}: {why}"
+        ));
     }
     Ok(())
 }

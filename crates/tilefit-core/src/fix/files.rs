@@ -294,7 +294,11 @@ fn entry_span(text: &str, key: &str) -> Option<(usize, usize, String)> {
 /// The layout of a multi-line object: its line ending, and the indentation of its members
 /// beyond the line it opens on (`indent`).
 fn layout_of<'a>(object: &'a str, indent: &str) -> Layout<'a> {
-    let newline = if object.contains("\r\n") { "\r\n" } else { "\n" };
+    let newline = if object.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
     let unit = object
         .split('\n')
         .nth(1)
@@ -480,7 +484,11 @@ mod tests {
     fn names_come_from_parsed_parts_so_suffixes_keep_their_place() {
         // SGLang's down-projection file keeps `_down` after the device it names.
         assert_eq!(
-            file_name_for("E=8,N=7168,device_name=NVIDIA_H200_down.json", "NVIDIA GB10").as_deref(),
+            file_name_for(
+                "E=8,N=7168,device_name=NVIDIA_H200_down.json",
+                "NVIDIA GB10"
+            )
+            .as_deref(),
             Some("E=8,N=7168,device_name=NVIDIA_GB10_down.json")
         );
         assert_eq!(
@@ -494,8 +502,11 @@ mod tests {
         // Found by the fuzzer: an unmatched `]` in the device part does not join the parts
         // after it.
         assert_eq!(
-            file_name_for("E=8,device_name=A_1]_x,block_shape=[128, 128]_down.json", "NVIDIA GB10")
-                .as_deref(),
+            file_name_for(
+                "E=8,device_name=A_1]_x,block_shape=[128, 128]_down.json",
+                "NVIDIA GB10"
+            )
+            .as_deref(),
             Some("E=8,device_name=NVIDIA_GB10,block_shape=[128, 128]_down.json")
         );
         // Two `device_name=` parts: no device's file, so no name is made from it.

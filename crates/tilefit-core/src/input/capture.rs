@@ -305,9 +305,7 @@ pub fn read(path: &Path) -> Result<Records, RecordsError> {
 /// Whether `name` is a Python identifier: a letter or `_`, then letters, digits or `_`.
 pub fn is_identifier(name: &str) -> bool {
     let mut chars = name.chars();
-    chars
-        .next()
-        .is_some_and(|c| c == '_' || c.is_alphabetic())
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
         && chars.all(|c| c == '_' || c.is_alphanumeric())
 }
 

@@ -219,7 +219,11 @@ mod tests {
         assert_eq!(non_finite(&value["1"]["num_warps"]), Some("NaN"));
         assert_eq!(value["1"]["s"], "NaN Infinity");
         assert_eq!(non_finite(&value["1"]["s"]), None);
-        assert!(python_loads("\u{feff}{}").unwrap_err().contains("byte-order mark"));
+        assert!(
+            python_loads("\u{feff}{}")
+                .unwrap_err()
+                .contains("byte-order mark")
+        );
         assert!(python_loads("{,}").is_err());
         // Found by the fuzzer: a word search that starts inside a character.
         assert!(python_loads("{\"\u{133}\": Infinity x}").is_err());

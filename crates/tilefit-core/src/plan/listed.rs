@@ -340,14 +340,18 @@ pub(crate) fn prepare_listed(
     };
     if let Some(pattern) = &spec.config_files {
         let table = DeviceTable::builtin()?;
-        let (files, problems) = crate::input::config_files::read(pattern, table, cancel).map_err(|e| {
-            let hint = if matches!(e, crate::input::config_files::ConfigFilesError::Interrupted(_)) {
-                "run it again to the end"
-            } else {
-                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`"
-            };
-            field_error("[sweep].from_files", e.to_string(), hint.to_owned())
-        })?;
+        let (files, problems) =
+            crate::input::config_files::read(pattern, table, cancel).map_err(|e| {
+                let hint = if matches!(
+                    e,
+                    crate::input::config_files::ConfigFilesError::Interrupted(_)
+                ) {
+                    "run it again to the end"
+                } else {
+                    "the pattern is relative to the spec: `from_files = \"configs/*.json\"`"
+                };
+                field_error("[sweep].from_files", e.to_string(), hint.to_owned())
+            })?;
         if files.is_empty() {
             let reasons: Vec<String> = problems
                 .iter()

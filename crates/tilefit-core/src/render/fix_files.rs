@@ -35,65 +35,16 @@ pub fn summary(fixed: &FixedFiles) -> String {
             format_count(budget)
         );
         for file in files {
-            let changed = file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty())
-                .count();
-            let dropped = file.entries.iter().filter(|e| e.unfixable).count();
-            let _ = writeln!(
-                text,
-                "### {} ({}; from {})\n\n{} of its {} entries changed{}.\n",
-                markdown_code(&file.name),
-                if file.kind == "new" { "new" } else { "patched" },
-                markdown_code(&file.source),
-                changed,
-                file.entries_in_source,
-                if dropped > 0 {
-                    format!(
-                        ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            for note in &file.notes {
-                let _ = writeln!(text, "- {}", markdown(note));
-            }
-            if !file.notes.is_empty() {
-                text.push('\n');
-            }
-            if changed + dropped == 0 {
-                continue;
-            }
-            text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
-            for entry in file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty() || e.unfixable)
-            {
-                let mut change = if entry.unfixable {
-                    "none fits".to_owned()
-                } else {
-                    markdown(&entry.changes.join(", "))
-                };
-                for note in &entry.notes {
-                    change.push_str(&format!(" ({})", markdown(note)));
-                }
-                let _ = writeln!(
-                    text,
-                    "| {} | {} | {} | {} |",
-                    markdown(&entry.key),
-                    entry.bytes_before.map_or("-".to_owned(), format_count),
-                    entry.bytes_after.map_or("-".to_owned(), format_count),
-                    change
-                );
-            }
-            text.push('\n');
+            file_section(&mut text, file);
         }
     }
     for (device, why) in &fixed.skipped {
-        let _ = writeln!(text, "\nNo files for {}: {}.", markdown(device), markdown(why));
+        let _ = writeln!(
+            text,
+            "\nNo files for {}: {}.",
+            markdown(device),
+            markdown(why)
+        );
     }
     if !fixed.not_judged.is_empty() {
         text.push_str("\n## Not judged, so nothing was made from them\n\n");
@@ -107,6 +58,65 @@ pub fn summary(fixed: &FixedFiles) -> String {
         format_count(fixed.rejudged as u64)
     );
     text
+}
+
+/// One file's section: its name and source, its notes, and the entries changed or dropped.
+fn file_section(text: &mut String, file: &FileFix) {
+    let changed = file
+        .entries
+        .iter()
+        .filter(|e| !e.changes.is_empty())
+        .count();
+    let dropped = file.entries.iter().filter(|e| e.unfixable).count();
+    let _ = writeln!(
+        text,
+        "### {} ({}; from {})\n\n{} of its {} entries changed{}.\n",
+        markdown_code(&file.name),
+        if file.kind == "new" { "new" } else { "patched" },
+        markdown_code(&file.source),
+        changed,
+        file.entries_in_source,
+        if dropped > 0 {
+            format!(
+                ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
+            )
+        } else {
+            String::new()
+        }
+    );
+    for note in &file.notes {
+        let _ = writeln!(text, "- {}", markdown(note));
+    }
+    if !file.notes.is_empty() {
+        text.push('\n');
+    }
+    if changed + dropped == 0 {
+        return;
+    }
+    text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
+    for entry in file
+        .entries
+        .iter()
+        .filter(|e| !e.changes.is_empty() || e.unfixable)
+    {
+        let mut change = if entry.unfixable {
+            "none fits".to_owned()
+        } else {
+            markdown(&entry.changes.join(", "))
+        };
+        for note in &entry.notes {
+            let _ = write!(change, " ({})", markdown(note));
+        }
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} |",
+            markdown(&entry.key),
+            entry.bytes_before.map_or("-".to_owned(), format_count),
+            entry.bytes_after.map_or("-".to_owned(), format_count),
+            change
+        );
+    }
+    text.push('\n');
 }
 
 /// What is written, by name below the output folder: each file, the summary and the

@@ -350,8 +350,7 @@ fn report_of(
             seconds: totals.seconds,
             // Interrupted anywhere (mid-walk of a config folder too): incomplete, even when
             // every job it kept came from the cache.
-            complete: compile::complete(outcomes.iter().map(|(o, _)| o))
-                && !totals.interrupted,
+            complete: compile::complete(outcomes.iter().map(|(o, _)| o)) && !totals.interrupted,
             workers: totals.workers,
         },
     );

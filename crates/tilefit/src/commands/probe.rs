@@ -4,7 +4,6 @@
 use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::input::spec;
-use tilefit_core::judge::gate::Rule;
 use tilefit_core::model::shard::Invocation;
 use tilefit_core::run::{fix_files, fleet, matrix, probe, toolchains};
 
@@ -58,8 +57,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             emit::emit_shard(&written?, &args.output)
         }
         ProbeMode::Single | ProbeMode::Matrix(_) => {
-            let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);
-            let mut report = report?;
+            let mut report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event)?;
             if args.triton_from_files {
                 let python = args.compile.python.python.as_deref();
                 matrix::judge_under_tuned(
@@ -72,11 +70,9 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                     &mut on_event,
                 );
             }
-            // The files are made before the report is printed: an interrupt while they are
-            // made marks the report incomplete.
+            // Files first: an interrupt while they are made marks the report incomplete.
             let fixed = match &args.emit_files {
                 Some(dir) if report.stats.complete => {
-                    emit::check_output_dir(dir)?;
                     let fixed = fix_files::fix_files(
                         &spec,
                         &report,
@@ -86,32 +82,12 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                         &mut on_note,
                         &mut on_event,
                     );
-                    report.stats.complete &= fixed.as_ref().is_ok_and(|f| f.complete);
-                    Some((fixed, dir))
+                    Some((fixed, dir.as_path()))
                 }
                 _ => None,
             };
             progress.finish();
-            // The report is printed whatever became of the files.
-            emit::emit(&report, &args.output)?;
-            if let Some(path) = &args.emit_configs {
-                emit::emit_configs(&report, path)?;
-            }
-            if let Some((fixed, dir)) = fixed {
-                emit::emit_files(&fixed?, dir)?;
-            }
-            let mut output = args.output.clone();
-            // `--emit-files` cannot fix what it could not read: those files fail the gate.
-            if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
-                output.fail_on.push(Rule::UnreadableFiles);
-            }
-            let code = emit::finish(&report, &output)?;
-            // An interrupted run is a failed run, whatever its cells say.
-            Ok(if report.stats.complete {
-                code
-            } else {
-                code.max(crate::exit_codes::BAD_INPUT_OR_TOOL_FAILURE)
-            })
+            emit::finish_probe(&mut report, fixed, args)
         }
     }
 }

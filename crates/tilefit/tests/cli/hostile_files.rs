@@ -25,7 +25,8 @@ const OVER: &str = r#"{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K":
 const H100: &str = "device_name=NVIDIA_H100_80GB_HBM3";
 const RTX4090: &str = "device_name=NVIDIA_GeForce_RTX_4090";
 const RTX5090: &str = "device_name=NVIDIA_GeForce_RTX_5090";
-const INJECTED_KEY: &str = "512\n## injected <img src=https://tracker.example/p.png>\n::error::pwned";
+const INJECTED_KEY: &str =
+    "512\n## injected <img src=https://tracker.example/p.png>\n::error::pwned";
 
 /// The hostile folder, the spec over it (the MoE example's, plus the `_down` variant), and the
 /// fake secret outside it.
@@ -95,7 +96,10 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
             "file = \"fused_moe.py\"",
             &format!(
                 "file = {:?}",
-                repo().join("examples/moe/fused_moe.py").display().to_string()
+                repo()
+                    .join("examples/moe/fused_moe.py")
+                    .display()
+                    .to_string()
             ),
         )
         .replace("configs/*.json", "configs/**/*.json")
@@ -121,7 +125,11 @@ fn python_loads(files: &[PathBuf]) -> Vec<serde_json::Map<String, Value>> {
         .args(files)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     String::from_utf8(output.stdout)
         .unwrap()
         .lines()
@@ -200,15 +208,46 @@ fn outside_code(line: &str) -> String {
                 j += 1;
             }
         }
-        match closed {
-            Some(end) => i = end,
-            None => {
-                out.extend(&chars[i..]);
-                break;
-            }
+        if let Some(end) = closed {
+            i = end;
+        } else {
+            out.extend(&chars[i..]);
+            break;
         }
     }
     out
+}
+
+/// The written folder probed again with the spec: every entry of every file fits its device.
+fn judged_again_every_entry_fits(dir: &Path, spec: &Path, out: &Path, cache: &Path) {
+    // Judged again from the written folder, every entry of every file fits its own device.
+    let again_spec = std::fs::read_to_string(spec).unwrap().replace(
+        "configs/**/*.json",
+        &out.join("**").join("*.json").display().to_string(),
+    );
+    let again = dir.join("again.toml");
+    std::fs::write(&again, again_spec).unwrap();
+    let report = probe(
+        again.to_str().unwrap(),
+        cache,
+        &["--targets", DESK, "--json", "-"],
+    );
+    let report: Value =
+        serde_json::from_str(&report.stdout).unwrap_or_else(|e| panic!("{e}: {}", report.stderr));
+    let judged = report["listed"]["files"].as_array().unwrap();
+    let mut entries = 0;
+    for file in judged {
+        let name = file["file"].as_str().unwrap();
+        if name == format!("E=32,N=14336,{RTX5090}.json") {
+            // The NaN entry is the engine's to fix; it stays and is left out here too.
+            assert_eq!(file["entries"].as_array().unwrap().len(), 1, "{file}");
+        }
+        for entry in file["entries"].as_array().unwrap() {
+            entries += 1;
+            assert_eq!(entry["verdict"], "fits", "{name}: {entry}");
+        }
+    }
+    assert!(entries >= 20, "{entries}");
 }
 
 #[test]
@@ -263,18 +302,39 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
     }
     // No file replaces the one with a byte-order mark; none comes from the file with two names;
     // none from the variant nobody describes.
-    assert!(!written.contains(&format!("E=64,N=14336,{RTX5090}.json")), "{written:?}");
+    assert!(
+        !written.contains(&format!("E=64,N=14336,{RTX5090}.json")),
+        "{written:?}"
+    );
     assert!(!written.iter().any(|n| n.contains("N=4096")), "{written:?}");
-    assert!(!written.iter().any(|n| n.contains("fp8") || n.contains("click")), "{written:?}");
+    assert!(
+        !written
+            .iter()
+            .any(|n| n.contains("fp8") || n.contains("click")),
+        "{written:?}"
+    );
 
     // The key written twice: the copy the loader keeps is patched, the dead copy and the
     // file's CRLF and tabs as they were.
-    let original = std::fs::read_to_string(dir.join(format!("configs/E=16,N=14336,{RTX4090}.json"))).unwrap();
-    let patched = std::fs::read_to_string(out.join(format!("E=16,N=14336,{RTX4090}.json"))).unwrap();
-    assert_eq!(original.matches("\r\n").count(), patched.matches("\r\n").count(), "{patched}");
-    assert_eq!(patched.matches('\n').count(), patched.matches("\r\n").count(), "{patched}");
+    let original =
+        std::fs::read_to_string(dir.join(format!("configs/E=16,N=14336,{RTX4090}.json"))).unwrap();
+    let patched =
+        std::fs::read_to_string(out.join(format!("E=16,N=14336,{RTX4090}.json"))).unwrap();
+    assert_eq!(
+        original.matches("\r\n").count(),
+        patched.matches("\r\n").count(),
+        "{patched}"
+    );
+    assert_eq!(
+        patched.matches('\n').count(),
+        patched.matches("\r\n").count(),
+        "{patched}"
+    );
     assert!(patched.contains("\t\t\"num_stages\": 3\r\n"), "{patched:?}");
-    assert!(patched.contains(&format!("\t\"256\": {FITS},\r\n")), "{patched:?}");
+    assert!(
+        patched.contains(&format!("\t\"256\": {FITS},\r\n")),
+        "{patched:?}"
+    );
 
     // Every written file, read with Python's json.load: the keys the engine sees.
     let files = json_files(&out);
@@ -286,39 +346,26 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
         .unwrap();
     assert_eq!(loaded[dup]["256"]["num_stages"], 3, "{:?}", loaded[dup]);
 
-    // Judged again from the written folder, every entry of every file fits its own device.
-    let again_spec = std::fs::read_to_string(&spec)
-        .unwrap()
-        .replace("configs/**/*.json", &out.join("**").join("*.json").display().to_string());
-    let again = dir.join("again.toml");
-    std::fs::write(&again, again_spec).unwrap();
-    let report = probe(again.to_str().unwrap(), &cache, &["--targets", DESK, "--json", "-"]);
-    let report: Value = serde_json::from_str(&report.stdout).unwrap_or_else(|e| panic!("{e}: {}", report.stderr));
-    let judged = report["listed"]["files"].as_array().unwrap();
-    let mut entries = 0;
-    for file in judged {
-        let name = file["file"].as_str().unwrap();
-        if name == format!("E=32,N=14336,{RTX5090}.json") {
-            // The NaN entry is the engine's to fix; it stays and is left out here too.
-            assert_eq!(file["entries"].as_array().unwrap().len(), 1, "{file}");
-        }
-        for entry in file["entries"].as_array().unwrap() {
-            entries += 1;
-            assert_eq!(entry["verdict"], "fits", "{name}: {entry}");
-        }
-    }
-    assert!(entries >= 20, "{entries}");
+    judged_again_every_entry_fits(&dir, &spec, &out, &cache);
 
     // SUMMARY.md escapes whatever the pull request named, and lists what was not judged.
     let summary = std::fs::read_to_string(out.join("SUMMARY.md")).unwrap();
     assert_inert(&summary, "SUMMARY.md", true);
     assert!(summary.contains("Not judged"), "{summary}");
-    assert!(summary.contains("dtype=fp8\\_w8a8") || summary.contains("dtype=fp8_w8a8"), "{summary}");
+    assert!(
+        summary.contains("dtype=fp8\\_w8a8") || summary.contains("dtype=fp8_w8a8"),
+        "{summary}"
+    );
     assert!(summary.contains("written more than once"), "{summary}");
-    let provenance: Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("tilefit-provenance.json")).unwrap()).unwrap();
+    let provenance: Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("tilefit-provenance.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(provenance["complete"], true);
-    assert!(provenance["rejudged"].as_u64().unwrap() >= 20, "{provenance}");
+    assert!(
+        provenance["rejudged"].as_u64().unwrap() >= 20,
+        "{provenance}"
+    );
 }
 
 #[test]
@@ -466,7 +513,10 @@ fn sigterm_mid_walk_stops_within_a_second_and_marks_the_report_incomplete() {
             "file = \"fused_moe.py\"",
             &format!(
                 "file = {:?}",
-                repo().join("examples/moe/fused_moe.py").display().to_string()
+                repo()
+                    .join("examples/moe/fused_moe.py")
+                    .display()
+                    .to_string()
             ),
         )
         .replace("configs/*.json", "configs/**/*.json");
@@ -481,9 +531,13 @@ fn sigterm_mid_walk_stops_within_a_second_and_marks_the_report_incomplete() {
     let fds = PathBuf::from(format!("/proc/{}/fd", child.id()));
     let started = std::time::Instant::now();
     let in_walk = || {
-        std::fs::read_dir(&fds).into_iter().flatten().flatten().any(|fd| {
-            std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&configs) && t != configs)
-        })
+        std::fs::read_dir(&fds)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|fd| {
+                std::fs::read_link(fd.path()).is_ok_and(|t| t.starts_with(&configs) && t != configs)
+            })
     };
     while !in_walk() {
         assert!(
