@@ -122,16 +122,21 @@ pub fn python_str(text: &str) -> String {
 
 /// Text from outside as Markdown text (GitHub-flavoured, a table cell included): one line
 /// (controls as visible escapes), `&`, `<` and `>` as entities (no raw HTML, no unclosed
-/// `<details>`), and a backslash before what would start a link, an image, a code span or
-/// emphasis, or end a table cell (`[`, `]`, `` ` ``, `*`, `|`, `\`). A `::` cannot start a line:
-/// there is no line to start.
+/// `<details>`), and a backslash before what would start a link, an image or emphasis, or end a
+/// table cell (`[`, `]`, `*`, `|`, `\`). Backticks pair into code spans only when they are
+/// balanced on the line (a message's own `` `name` ``); an odd one out is escaped, so no span
+/// stays open. Inside a span nothing is live either way: brackets and angles are escaped
+/// everywhere. A `::` cannot start a line: there is no line to start.
 pub fn markdown(text: &str) -> String {
+    let text = control(text);
+    let balanced = text.chars().filter(|c| *c == '`').count() % 2 == 0;
     let mut out = String::with_capacity(text.len() + 8);
-    for c in control(text).chars() {
+    for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
+            '`' if balanced => out.push(c),
             '[' | ']' | '`' | '*' | '|' | '\\' => {
                 out.push('\\');
                 out.push(c);
@@ -168,7 +173,8 @@ pub fn markdown_cell(fragment: &str) -> String {
     fragment.replace('|', "\\|")
 }
 
-/// Text from outside as HTML text or an attribute value: `&`, `<`, `>`, `"` and `'` as entities.
+/// Text from outside as HTML text or a double-quoted attribute value: `&`, `<`, `>` and `"` as
+/// entities (tilefit's HTML quotes every attribute with `"`).
 pub fn html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for c in text.chars() {
@@ -177,7 +183,6 @@ pub fn html(text: &str) -> String {
             '<' => out.push_str("&lt;"),
             '>' => out.push_str("&gt;"),
             '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
             c => out.push(c),
         }
     }
