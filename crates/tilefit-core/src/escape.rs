@@ -126,7 +126,8 @@ pub fn python_str(text: &str) -> String {
 /// table cell (`[`, `]`, `*`, `|`, `\`). Backticks pair into code spans only when they are
 /// balanced on the line (a message's own `` `name` ``); an odd one out is escaped, so no span
 /// stays open. Inside a span nothing is live either way: brackets and angles are escaped
-/// everywhere. A `::` cannot start a line: there is no line to start.
+/// everywhere. A bare URL is kept from becoming a link (`https\\://`). A `::` cannot start a
+/// line: there is no line to start.
 pub fn markdown(text: &str) -> String {
     let text = control(text);
     let balanced = text.chars().filter(|c| *c == '`').count() % 2 == 0;
@@ -144,7 +145,8 @@ pub fn markdown(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
+    // GitHub turns a bare `https://...` or `www....` into a link: a backslash keeps it text.
+    out.replace("://", "\\://").replace("www.", "www\\.")
 }
 
 /// Text from outside as a Markdown code span that nothing in it can close: fenced by one more
@@ -255,6 +257,7 @@ mod tests {
                         !out.contains("[click]") && !out.replace("\\](", "").contains("]("),
                         "{out}"
                     );
+                    assert!(!out.contains("https://"), "{out}");
                     assert!(!out.contains("a|b"), "{out}");
                 }
             }

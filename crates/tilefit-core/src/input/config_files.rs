@@ -411,6 +411,16 @@ fn read_one(
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {
+        if key.chars().any(crate::escape::is_unsafe) {
+            let shown = crate::escape::control(&key).into_owned();
+            problems.push(FileProblem {
+                entry: Some(shown.clone()),
+                ..problem(format!(
+                    "entry `{shown}` is left out: its key holds a control character, and a batch size is a number"
+                ))
+            });
+            continue;
+        }
         let Value::Object(config) = config else {
             // `"triton_version": "3.5.0"` and the like describe the file; they are not entries.
             metadata.push((key, config));
@@ -486,6 +496,16 @@ pub fn read(
         if cancel.is_cancelled() && !(files.is_empty() && problems.len() == walked_problems) {
             interrupted = true;
             break;
+        }
+        // A name no engine writes, and no report may carry: one line, no escapes.
+        let relative = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy();
+        if relative.chars().any(crate::escape::is_unsafe) {
+            problems.push(FileProblem {
+                path: root.join(crate::escape::control(&relative).as_ref()),
+                problem: "its name holds a control character (a newline, an escape, a bidirectional override), which no engine's config file name has; rename it".to_owned(),
+                entry: None,
+            });
+            continue;
         }
         match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),

@@ -25,8 +25,11 @@ const OVER: &str = r#"{"BLOCK_SIZE_M": 128, "BLOCK_SIZE_N": 256, "BLOCK_SIZE_K":
 const H100: &str = "device_name=NVIDIA_H100_80GB_HBM3";
 const RTX4090: &str = "device_name=NVIDIA_GeForce_RTX_4090";
 const RTX5090: &str = "device_name=NVIDIA_GeForce_RTX_5090";
+/// A key that injects an image, a link, a cell and a workflow command (one line: a key with a
+/// newline is refused, as `NEWLINE_KEY` is).
 const INJECTED_KEY: &str =
-    "512\n## injected <img src=https://tracker.example/p.png>\n::error::pwned";
+    "512 <img src=https://tracker.example/p.png> [click](https://evil.example) | ::error::pwned `";
+const NEWLINE_KEY: &str = "1024\n## injected\n::error::pwned";
 
 /// The hostile folder, the spec over it (the MoE example's, plus the `_down` variant), and the
 /// fake secret outside it.
@@ -45,8 +48,9 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
     write(
         &format!("E=16,N=14336,{RTX4090}.json"),
         &format!(
-            "{{\r\n\t\"1\": {FITS},\r\n\t\"256\": {FITS},\r\n\t\"256\": {{\r\n\t\t\"BLOCK_SIZE_M\": 128,\r\n\t\t\"BLOCK_SIZE_N\": 256,\r\n\t\t\"BLOCK_SIZE_K\": 64,\r\n\t\t\"GROUP_SIZE_M\": 16,\r\n\t\t\"num_warps\": 8,\r\n\t\t\"num_stages\": 4\r\n\t}},\r\n\t{}: {OVER}\r\n}}\r\n",
-            Value::from(INJECTED_KEY)
+            "{{\r\n\t\"1\": {FITS},\r\n\t\"256\": {FITS},\r\n\t\"256\": {{\r\n\t\t\"BLOCK_SIZE_M\": 128,\r\n\t\t\"BLOCK_SIZE_N\": 256,\r\n\t\t\"BLOCK_SIZE_K\": 64,\r\n\t\t\"GROUP_SIZE_M\": 16,\r\n\t\t\"num_warps\": 8,\r\n\t\t\"num_stages\": 4\r\n\t}},\r\n\t{}: {OVER},\r\n\t{}: {OVER}\r\n}}\r\n",
+            Value::from(INJECTED_KEY),
+            Value::from(NEWLINE_KEY)
         ),
     );
     // A variant the spec does not describe: listed as not judged, never an aborted run.
@@ -218,6 +222,43 @@ fn outside_code(line: &str) -> String {
     out
 }
 
+/// The saved report, drawn in every format: the file names and keys the pull request wrote are
+/// inert in each.
+fn every_format_of_the_report_is_inert(saved: &Path, dir: &Path) {
+    let html = dir.join("map.html");
+    for format in ["terminal", "markdown", "github"] {
+        let mut args = vec!["report", saved.to_str().unwrap(), "--output-format", format];
+        if format == "terminal" {
+            args.extend(["--html", html.to_str().unwrap()]);
+        }
+        let shown = super::tilefit(&args, None);
+        let all = format!("{}{}", shown.stdout, shown.stderr);
+        assert!(all.contains("E=16,N=14336"), "{format}: {all}");
+        for line in all.lines() {
+            let own = format == "github"
+                && ["::error ", "::warning ", "::notice "]
+                    .iter()
+                    .any(|c| line.starts_with(c));
+            assert!(
+                own || !line.trim_start().starts_with("::"),
+                "{format}: {line}"
+            );
+            assert!(!line.starts_with("## injected"), "{format}: {line}");
+        }
+        if format == "markdown" {
+            assert_inert(&shown.stdout, "markdown report", true);
+        }
+    }
+    let page = std::fs::read_to_string(&html).unwrap();
+    for raw in [
+        "<details>\n",
+        "<img src=https://tracker",
+        "<details><summary>x",
+    ] {
+        assert!(!page.contains(raw), "map.html holds {raw}");
+    }
+}
+
 /// The written folder probed again with the spec: every entry of every file fits its device.
 fn judged_again_every_entry_fits(dir: &Path, spec: &Path, out: &Path, cache: &Path) {
     // Judged again from the written folder, every entry of every file fits its own device.
@@ -250,44 +291,11 @@ fn judged_again_every_entry_fits(dir: &Path, spec: &Path, out: &Path, cache: &Pa
     assert!(entries >= 20, "{entries}");
 }
 
-#[test]
-fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks() {
-    let dir = scratch("hostile-emit");
-    let (spec, _secret) = hostile_folder(&dir);
-    let out = dir.join("out");
-    std::fs::create_dir_all(&out).unwrap();
-    let cache = scratch("hostile-emit-cache");
-    let started = std::time::Instant::now();
-    let run: Run = probe(
-        spec.to_str().unwrap(),
-        &cache,
-        &["--targets", DESK, "--emit-files", out.to_str().unwrap()],
-    );
-    let took = started.elapsed();
-    // Files that could not be read fail the gate --emit-files implies; everything else is made.
-    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    assert!(run.stderr.contains("could not be read"), "{}", run.stderr);
-    assert!(took.as_secs() < 600, "{took:?}");
-    assert_inert(&run.stdout, "stdout", false);
-    assert_inert(&run.stderr, "stderr", false);
-    // The bounded option is a clear line naming the key and the rule, never the value.
-    assert!(
-        run.stdout.contains("`num_stages` is a number above 16"),
-        "{}",
-        run.stdout
-    );
-    assert!(!run.stdout.contains("100000000"), "{}", run.stdout);
-    assert!(run.stdout.contains("num_warps` is NaN"), "{}", run.stdout);
-    assert!(run.stdout.contains("byte-order mark"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("2 `device_name=` parts"),
-        "{}",
-        run.stdout
-    );
-
-    let written: Vec<String> = json_files(&out)
+/// The files made: every one the folder calls for, none from what could not be judged.
+fn made_every_other_file(out: &Path) {
+    let written: Vec<String> = json_files(out)
         .iter()
-        .map(|p| p.strip_prefix(&out).unwrap().display().to_string())
+        .map(|p| p.strip_prefix(out).unwrap().display().to_string())
         .collect();
     for name in [
         format!("E=8,N=14336,{RTX4090}.json"),
@@ -313,6 +321,52 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
             .any(|n| n.contains("fp8") || n.contains("click")),
         "{written:?}"
     );
+}
+
+#[test]
+fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks() {
+    let dir = scratch("hostile-emit");
+    let (spec, _secret) = hostile_folder(&dir);
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    let cache = scratch("hostile-emit-cache");
+    let started = std::time::Instant::now();
+    let saved = dir.join("report.json");
+    let run: Run = probe(
+        spec.to_str().unwrap(),
+        &cache,
+        &[
+            "--targets",
+            DESK,
+            "--emit-files",
+            out.to_str().unwrap(),
+            "--json",
+            saved.to_str().unwrap(),
+        ],
+    );
+    let took = started.elapsed();
+    // Files that could not be read fail the gate --emit-files implies; everything else is made.
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("could not be read"), "{}", run.stderr);
+    assert!(took.as_secs() < 600, "{took:?}");
+    assert_inert(&run.stdout, "stdout", false);
+    assert_inert(&run.stderr, "stderr", false);
+    // The bounded option is a clear line naming the key and the rule, never the value.
+    assert!(
+        run.stdout.contains("`num_stages` is a number above 16"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("100000000"), "{}", run.stdout);
+    assert!(run.stdout.contains("num_warps` is NaN"), "{}", run.stdout);
+    assert!(run.stdout.contains("byte-order mark"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("2 `device_name=` parts"),
+        "{}",
+        run.stdout
+    );
+
+    made_every_other_file(&out);
 
     // The key written twice: the copy the loader keeps is patched, the dead copy and the
     // file's CRLF and tabs as they were.
@@ -347,6 +401,7 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
     assert_eq!(loaded[dup]["256"]["num_stages"], 3, "{:?}", loaded[dup]);
 
     judged_again_every_entry_fits(&dir, &spec, &out, &cache);
+    every_format_of_the_report_is_inert(&saved, &dir);
 
     // SUMMARY.md escapes whatever the pull request named, and lists what was not judged.
     let summary = std::fs::read_to_string(out.join("SUMMARY.md")).unwrap();

@@ -22,9 +22,12 @@
 //! the last of repeated keys winning) and each entry is judged again on its device: a mismatch
 //! is an error, never a summary line. An interrupt stops between rounds; nothing is written then.
 
+mod error;
 mod readback;
 mod sweep;
 mod work;
+
+pub use error::FixFilesError;
 
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{Event, Scratch, Settings};
@@ -39,50 +42,6 @@ use crate::plan::listed::describe_variant;
 use readback::{Check, Expect, rejudge};
 use sweep::{compile_round, settle};
 use work::{Entries, Work, next_round, plan};
-
-/// Why the files could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum FixFilesError {
-    /// The spec sweeps no config files.
-    #[error("`--emit-files` writes engine config files, and `{0}` sweeps none")]
-    NotFiles(String),
-    /// The config files could not be read again.
-    #[error("cannot read the config files again: {0}")]
-    Files(String),
-    /// A round of candidates could not be compiled.
-    #[error("compiling the candidate configs failed")]
-    Probe(#[source] Box<crate::run::probe::ProbeError>),
-    /// The scratch folder.
-    #[error("cannot write `{0}`")]
-    Scratch(String, #[source] std::io::Error),
-    /// The embedded device table.
-    #[error(transparent)]
-    Table(#[from] crate::device::TableError),
-    /// A name to write leaves the output folder.
-    #[error(
-        "refusing to write `{0}`: a written file's name must be a relative path below the output folder"
-    )]
-    Name(String),
-    /// Read back as the engine reads them, the files do not say what was judged.
-    #[error("the files to write were read back as the engine reads them and judged again, and {} did not hold: {}", .0.len(), .0.join("; "))]
-    Rejudged(Vec<String>),
-    /// The engine's loader could not be run.
-    #[error("cannot run `{0}` to read the written files as the engine does")]
-    Loader(String, #[source] std::io::Error),
-}
-
-impl crate::hint::Hint for FixFilesError {
-    fn hint(&self) -> Option<String> {
-        match self {
-            FixFilesError::NotFiles(_) => Some(
-                "use it with `[sweep] from_files = \"configs/*.json\"` (and `[files]` for the launcher's edits)"
-                    .to_owned(),
-            ),
-            FixFilesError::Probe(e) => crate::hint::Hint::hint(e.as_ref()),
-            _ => None,
-        }
-    }
-}
 
 /// What cannot be made, and why: files of variants the spec does not describe, and what could
 /// not be read (listed as not judged); every other file still is. Returns the files to make from,

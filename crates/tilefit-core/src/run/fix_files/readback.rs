@@ -14,7 +14,7 @@ use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::FileFix;
 use crate::model::verdict::VerdictCode;
 
-use super::FixFilesError;
+use super::error::FixFilesError;
 use super::sweep::{Folder, checked_name, sweep_folders};
 use super::work::Entries;
 

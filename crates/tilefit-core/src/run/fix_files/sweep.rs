@@ -12,7 +12,7 @@ use crate::fix::files::{file_name_for, render_file};
 use crate::input::spec::ProbeSpec;
 use crate::model::verdict::VerdictCode;
 
-use super::FixFilesError;
+use super::error::FixFilesError;
 use super::work::{Entries, Judgements, Original, Round, Work, base_name};
 
 /// Per (work item, entry key): the verdict on the item's device and the bytes.
