@@ -1,7 +1,8 @@
 //! Writing files below a folder the user named, without following a link: the folder may be a
 //! checkout of a pull request, where `out/SUMMARY.md -> ../victim.txt` would turn a write into an
 //! overwrite of something else. Each folder below the named one is created or checked on the way
-//! (a link is an error naming it), and the file is opened with `O_NOFOLLOW`. Below the stages,
+//! (a link is an error naming it), and the file is written beside its name with `O_NOFOLLOW` and
+//! renamed over it (so a hard link already there keeps its own bytes). Below the stages,
 //! like `escape`: the binary writes what `render` drew through it.
 
 use std::io::Write as _;
@@ -73,23 +74,35 @@ pub fn write_below(dir: &Path, relative: &str, text: &str) -> Result<PathBuf, Wr
     if is_link(&at) {
         return Err(WriteError::Link(at));
     }
+    // Written beside it, then renamed over it: a hard link already there (to a file outside)
+    // keeps its content, since the name gets a new file instead of the old file new bytes.
+    let temporary = at.with_file_name(format!(
+        ".{}.tilefit-{}",
+        at.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
     let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt as _;
         options
             .custom_flags(i32::try_from(rustix::fs::OFlags::NOFOLLOW.bits()).unwrap_or_default());
     }
-    let mut file = options.open(&at).map_err(|e| {
-        if is_link(&at) {
-            WriteError::Link(at.clone())
-        } else {
-            WriteError::Io(at.clone(), e)
-        }
-    })?;
-    file.write_all(text.as_bytes())
-        .map_err(|e| WriteError::Io(at.clone(), e))?;
+    let _ = std::fs::remove_file(&temporary);
+    let mut file = options
+        .open(&temporary)
+        .map_err(|e| WriteError::Io(temporary.clone(), e))?;
+    let written = file
+        .write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .and_then(|()| std::fs::rename(&temporary, &at));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&temporary);
+        return Err(WriteError::Io(at, e));
+    }
     Ok(at)
 }
 
@@ -109,6 +122,12 @@ mod tests {
         let through = write_below(&out, "up/victim.txt", "x");
         let outside = write_below(&out, "../victim.txt", "x");
         let fine = write_below(&out, "triton_3_6_0/E=8.json", "{}");
+        // A hard link to a file outside: the name gets a new file, the outside file its bytes.
+        std::fs::write(dir.join("hard.txt"), "keep").unwrap();
+        std::fs::hard_link(dir.join("hard.txt"), out.join("E=9.json")).unwrap();
+        let hard = write_below(&out, "E=9.json", "{}");
+        let hard_kept = std::fs::read_to_string(dir.join("hard.txt")).unwrap();
+        let hard_new = std::fs::read_to_string(out.join("E=9.json")).unwrap();
         let victim = std::fs::read_to_string(dir.join("victim.txt")).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         assert!(matches!(summary, Err(WriteError::Link(_))), "{summary:?}");
@@ -119,5 +138,7 @@ mod tests {
         );
         assert!(fine.is_ok(), "{fine:?}");
         assert_eq!(victim, "keep");
+        assert!(hard.is_ok(), "{hard:?}");
+        assert_eq!((hard_kept.as_str(), hard_new.as_str()), ("keep", "{}"));
     }
 }

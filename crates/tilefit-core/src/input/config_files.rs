@@ -99,6 +99,10 @@ pub enum ConfigFilesError {
 /// unread (a pull request's gigabyte "config" must not take the runner's memory).
 pub const MAX_FILE_BYTES: u64 = 8 << 20;
 
+/// The longest top-level key read: a batch size is a number; a longer key is left out (and never
+/// carried into a report or a summary).
+pub const MAX_KEY_BYTES: usize = 64;
+
 /// The compile options an entry may set, with the largest value compiled: beyond it a value is
 /// no config any engine tunes (Triton pipelines usefully at a handful of stages, a block has at
 /// most 1,024 threads), and compiling it would only spend the runner's memory and time.
@@ -171,6 +175,12 @@ pub fn matching(pattern: &Path, cancel: &Cancel) -> Result<(PathBuf, Walked), Co
     } else {
         root
     };
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ConfigFilesError::Folder {
+            folder: root.display().to_string(),
+            reason: "it is a symbolic link, and a config folder is read without following links (a link can point anywhere); name the folder itself".to_owned(),
+        });
+    }
     std::fs::read_dir(&root).map_err(|e| ConfigFilesError::Folder {
         folder: root.display().to_string(),
         reason: e.to_string(),
@@ -262,6 +272,12 @@ fn walk(
         match kind(&entry) {
             Some(t) if t.is_symlink() => walked.refused.push(refused(path)),
             Some(t) if rest_after.is_empty() && t.is_file() => walked.files.push(path),
+            Some(t) if rest_after.is_empty() && !t.is_dir() => walked.refused.push(FileProblem {
+                path,
+                problem: "is not a regular file (a FIFO, a socket or a device): it is not read"
+                    .to_owned(),
+                entry: None,
+            }),
             Some(t) if !rest_after.is_empty() && t.is_dir() => {
                 walk(&path, rest_after, walked, visited, cancel);
             }
@@ -323,13 +339,31 @@ fn entry_problem(config: &serde_json::Map<String, Value>) -> Option<String> {
             ));
         }
     }
+    for (name, value) in config {
+        // A number no kernel argument holds (Python's json.load reads 10**29 as an int; Triton
+        // refuses it at launch).
+        let whole = value.is_i64() || value.is_u64();
+        if value.is_number() && !whole && value.as_f64().is_some_and(|v| v.abs() >= 9.2e18) {
+            return Some(format!(
+                "`{name}` is a number too large for a kernel argument (a 64-bit integer)"
+            ));
+        }
+    }
     for (option, most) in OPTION_BOUNDS {
         let Some(value) = config.get(option) else {
             continue;
         };
-        #[expect(clippy::cast_precision_loss, reason = "the bounds are small integers")]
-        let above = value.as_f64().is_some_and(|v| v > most as f64);
-        if above {
+        let Some(stages) = value.as_u64() else {
+            return Some(format!(
+                "`{option}` is {}, and it is a whole number from 0 to {most}",
+                if value.is_number() {
+                    "a negative or fractional number"
+                } else {
+                    json_type(value)
+                }
+            ));
+        };
+        if stages > most {
             return Some(format!(
                 "`{option}` is a number above {most}, the most tilefit compiles (no engine tunes more; compiling it would only spend the runner's memory and time); set it from 1 to {most}"
             ));
@@ -396,9 +430,11 @@ fn read_one(
         )
     })?;
     let json = json_text::python_loads(&text).map_err(|why| {
-        problem(format!(
-            "{why}: the engine cannot load it either, so no device gets these configs; fix the file"
-        ))
+        problem(if text.starts_with('\u{feff}') {
+            format!("{why}: the engine cannot load it either, so no device gets these configs; save it without the mark")
+        } else {
+            format!("{why}: tilefit reads a config file as the engine's `json.load` does, and cannot read this one; fix the file")
+        })
     })?;
     let Value::Object(map) = json else {
         return Err(problem(
@@ -411,12 +447,12 @@ fn read_one(
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {
-        if key.chars().any(crate::escape::is_unsafe) {
-            let shown = crate::escape::control(&key).into_owned();
+        if key.chars().any(crate::escape::is_unsafe) || key.len() > MAX_KEY_BYTES {
+            let shown: String = crate::escape::control(&key).chars().take(40).collect();
             problems.push(FileProblem {
                 entry: Some(shown.clone()),
                 ..problem(format!(
-                    "entry `{shown}` is left out: its key holds a control character, and a batch size is a number"
+                    "entry `{shown}` is left out: its key holds a control character or is longer than {MAX_KEY_BYTES} bytes, and a batch size is a number"
                 ))
             });
             continue;

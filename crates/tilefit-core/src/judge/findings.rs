@@ -217,7 +217,10 @@ impl Findings for ProbeReport {
                     |n| n.to_string_lossy().into_owned(),
                 )
             });
-        unresolved.chain(unreadable).collect()
+        unresolved
+            .chain(unreadable)
+            .map(|f| crate::escape::control(&f).into_owned())
+            .collect()
     }
 
     fn unreadable_files(&self) -> Vec<String> {
@@ -232,8 +235,10 @@ impl Findings for ProbeReport {
                     || p.path.display().to_string(),
                     |n| n.to_string_lossy().into_owned(),
                 );
+                // A finding is one line of the gate's summary: names from the folder escaped.
+                let file = crate::escape::control(&file).into_owned();
                 match &p.entry {
-                    Some(key) => format!("{file} entry {key}"),
+                    Some(key) => format!("{file} entry {}", crate::escape::control(key)),
                     None => file,
                 }
             })

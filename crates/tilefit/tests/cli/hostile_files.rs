@@ -88,6 +88,22 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
         &format!("E=8,N=14336,{H100},x=[click](https:evil)<details>\n::warning::x.json"),
         &format!("{{\"1\": {FITS}}}"),
     );
+    // An entry the kernel cannot take (a key it lacks), one with a negative and one with a text
+    // `num_stages`, beside an entry over budget: the run goes on, the new files carry only what
+    // was judged.
+    write(
+        &format!("E=128,N=14336,{RTX4090}.json"),
+        &format!(
+            "{{\"1\": {{\"BLOCK_SIZE_M\": 16, \"X\": 1}}, \"2\": {{\"BLOCK_SIZE_M\": 16, \"num_stages\": -1}}, \"3\": {{\"BLOCK_SIZE_M\": 16, \"num_warps\": \"FAKE\"}}, \"256\": {OVER}}}"
+        ),
+    );
+    // A FIFO named like a config file: reading it would block forever.
+    let fifo = configs.join(format!("E=8,N=2,{H100}.json"));
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
     // A link to a secret outside the folder, and a loop.
     let secret = dir.join("secret.json");
     std::fs::write(&secret, r#"{"auths": {"r": {"auth": "FAKE-TOKEN-a93c"}}}"#).unwrap();
@@ -305,6 +321,7 @@ fn made_every_other_file(out: &Path) {
         "E=8,N=7168,device_name=NVIDIA_GB10_down.json".to_owned(),
         format!("E=8,N=7168,{RTX5090}_down.json"),
         "E=64,N=14336,device_name=NVIDIA_GB10.json".to_owned(),
+        "E=128,N=14336,device_name=NVIDIA_GB10.json".to_owned(),
     ] {
         assert!(written.contains(&name), "{name} not in {written:?}");
     }
@@ -365,8 +382,22 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
         "{}",
         run.stdout
     );
+    for line in [
+        "is not a regular file",
+        "`num_stages` is a negative or fractional number",
+        "`num_warps` is a string",
+        "`X` is neither a parameter",
+    ] {
+        assert!(run.stdout.contains(line), "{line}: {}", run.stdout);
+    }
 
     made_every_other_file(&out);
+    // A new file carries only what its source's own device judged.
+    let carried: serde_json::Map<String, Value> = serde_json::from_str(
+        &std::fs::read_to_string(out.join("E=128,N=14336,device_name=NVIDIA_GB10.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(carried.keys().collect::<Vec<_>>(), ["256"], "{carried:?}");
 
     // The key written twice: the copy the loader keeps is patched, the dead copy and the
     // file's CRLF and tabs as they were.
@@ -432,6 +463,10 @@ fn a_link_in_the_output_folder_is_an_error_and_the_victim_is_untouched() {
     let victim = dir.join("victim.txt");
     std::fs::write(&victim, "keep").unwrap();
     std::os::unix::fs::symlink(&victim, out.join("SUMMARY.md")).unwrap();
+    // A hard link where a config file will go: the name gets a new file, the victim its bytes.
+    let hard = dir.join("hard-victim.txt");
+    std::fs::write(&hard, "keep").unwrap();
+    std::fs::hard_link(&hard, out.join(format!("E=8,N=14336,{RTX4090}.json"))).unwrap();
     let run = probe(
         spec.to_str().unwrap(),
         &scratch("hostile-emit-link-cache"),
@@ -440,6 +475,7 @@ fn a_link_in_the_output_folder_is_an_error_and_the_victim_is_untouched() {
     assert_eq!(run.code, 2, "{}\n{}", run.stdout, run.stderr);
     assert!(run.stderr.contains("symbolic link"), "{}", run.stderr);
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep");
+    assert_eq!(std::fs::read_to_string(&hard).unwrap(), "keep");
 }
 
 /// `tilefit probe SPEC --json - EXTRA...` started, its stderr lines sent as they come.

@@ -37,6 +37,7 @@ use crate::input::config_files::{self, ConfigFile, FileProblem};
 use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
 use crate::model::probe::ProbeReport;
+use crate::model::verdict::VerdictCode;
 use crate::plan::listed::describe_variant;
 
 use readback::{Check, Expect, rejudge};
@@ -117,6 +118,7 @@ pub fn fix_files(
         &mut skipped,
     );
     work::bytes_from_report(&mut work, report);
+    work::drop_unjudged(&mut work, report);
     let scratch = Scratch::new(&settings.cache_dir, "emit-files");
     let mut round_number = 0;
     loop {
@@ -221,12 +223,22 @@ fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
     for (key, verdict) in &item.kept {
         expect.push((key.clone(), None, Expect::Same(*verdict)));
     }
-    let mut notes: Vec<String> = item
+    let mut notes = item.notes.clone();
+    for (key, verdict) in item
+        .kept
+        .iter()
+        .filter(|(_, v)| *v != Some(VerdictCode::Fits))
+    {
+        notes.push(format!(
+            "entry `{key}` is kept as the source has it, and does not fit: {}",
+            verdict.map_or("it did not compile", VerdictCode::as_str)
+        ));
+    }
+    notes.extend(item
         .source
         .repeated_keys
         .iter()
-        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched"))
-        .collect();
+        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched")));
     let text = if item.kind == "patched" {
         let original = std::fs::read_to_string(&item.source.path).unwrap_or_default();
         match crate::fix::files::patch_text(&original, &replacements) {

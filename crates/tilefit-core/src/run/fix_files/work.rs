@@ -23,6 +23,8 @@ pub(super) struct Work {
     pub(super) entries: Vec<Pending>,
     /// A patched copy's other entries, with their verdict on the device (they stay as they are).
     pub(super) kept: Vec<(String, Option<VerdictCode>)>,
+    /// What the summary must say of it.
+    pub(super) notes: Vec<String>,
 }
 
 /// How the entry as the source has it fares on the device.
@@ -115,6 +117,35 @@ pub(super) fn bytes_from_report(work: &mut [Work], report: &ProbeReport) {
     }
 }
 
+/// A new file carries only the entries its source's own device judged (compiled to a verdict):
+/// an entry left out there (a key the kernel does not take, a `NaN`), or one that did not compile,
+/// is not carried over, and the summary says so.
+pub(super) fn drop_unjudged(work: &mut [Work], report: &ProbeReport) {
+    let Some(listed) = &report.listed else { return };
+    for item in work.iter_mut().filter(|w| w.kind == "new") {
+        let judged = listed.files.iter().find(|f| f.file == item.source.name);
+        let verdict = |key: &str| {
+            judged
+                .and_then(|f| f.entries.iter().find(|e| e.key == key))
+                .and_then(|e| e.verdict)
+        };
+        let mut dropped = Vec::new();
+        item.entries.retain(|p| {
+            let keep = verdict(&p.key).is_some();
+            if !keep {
+                dropped.push(p.key.clone());
+            }
+            keep
+        });
+        if !dropped.is_empty() {
+            item.notes.push(format!(
+                "not carried over from the source: {} (not judged on the source's own device: left out or did not compile)",
+                dropped.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+}
+
 /// The files to make: patched copies, then new files.
 pub(super) fn plan(
     files: &[ConfigFile],
@@ -178,6 +209,7 @@ pub(super) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work
             source: file.clone(),
             entries,
             kept,
+            notes: Vec::new(),
         });
     }
     work
@@ -289,6 +321,7 @@ pub(super) fn new_work(
                     .map(|(k, v)| Pending::new(k.clone(), v.clone(), Original::Unjudged))
                     .collect(),
                 kept: Vec::new(),
+                notes: Vec::new(),
             });
         }
     }
