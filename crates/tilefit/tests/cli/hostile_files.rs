@@ -110,20 +110,7 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
     std::os::unix::fs::symlink(&secret, configs.join(format!("E=8,N=1,{H100}.json"))).unwrap();
     std::os::unix::fs::symlink(".", configs.join("loop-a")).unwrap();
     std::os::unix::fs::symlink(".", configs.join("loop-b")).unwrap();
-    let spec = std::fs::read_to_string(repo().join("examples/moe/spec.toml"))
-        .unwrap()
-        .replace(
-            "file = \"fused_moe.py\"",
-            &format!(
-                "file = {:?}",
-                repo()
-                    .join("examples/moe/fused_moe.py")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .replace("configs/*.json", "configs/**/*.json")
-        + "\n[files.variants.\"down\"]\n";
+    let spec = super::moe_spec("configs/**/*.json") + "\n[files.variants.\"down\"]\n";
     let spec_path = dir.join("spec.toml");
     std::fs::write(&spec_path, spec).unwrap();
     (spec_path, secret)
@@ -250,17 +237,7 @@ fn every_format_of_the_report_is_inert(saved: &Path, dir: &Path) {
         let shown = super::tilefit(&args, None);
         let all = format!("{}{}", shown.stdout, shown.stderr);
         assert!(all.contains("E=16,N=14336"), "{format}: {all}");
-        for line in all.lines() {
-            let own = format == "github"
-                && ["::error ", "::warning ", "::notice "]
-                    .iter()
-                    .any(|c| line.starts_with(c));
-            assert!(
-                own || !line.trim_start().starts_with("::"),
-                "{format}: {line}"
-            );
-            assert!(!line.starts_with("## injected"), "{format}: {line}");
-        }
+        super::assert_no_forged_lines(&all, format, "## injected");
         if format == "markdown" {
             assert_inert(&shown.stdout, "markdown report", true);
         }
@@ -598,19 +575,7 @@ fn sigterm_mid_walk_stops_within_a_second_and_marks_the_report_incomplete() {
             .unwrap();
         }
     }
-    let spec = std::fs::read_to_string(repo().join("examples/moe/spec.toml"))
-        .unwrap()
-        .replace(
-            "file = \"fused_moe.py\"",
-            &format!(
-                "file = {:?}",
-                repo()
-                    .join("examples/moe/fused_moe.py")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .replace("configs/*.json", "configs/**/*.json");
+    let spec = super::moe_spec("configs/**/*.json");
     let spec_path = dir.join("spec.toml");
     std::fs::write(&spec_path, spec).unwrap();
     let (child, _lines, stdout) = spawn_probe(
