@@ -27,5 +27,9 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let table = DeviceTable::builtin().expect("the built-in table loads");
-    let _ = tilefit_core::input::config_files::read(&dir.join("*.json"), table);
+    let _ = tilefit_core::input::config_files::read(
+        &dir.join("*.json"),
+        table,
+        &tilefit_core::cancel::Cancel::new(),
+    );
 });

@@ -1,9 +1,10 @@
 //! Escaping what came from outside, in one place, for every way tilefit's text leaves it: a
 //! terminal or CI log (control characters shown as escapes; a line that would start with `::`,
 //! which GitHub's runner reads as a workflow command, defused), GitHub workflow commands
-//! (`%`, CR, LF, and in properties `:` and `,`), and Python literals in generated code. Markdown
-//! and HTML have their own escapes beside their exporters. Beside the stages, like `units`: the
-//! input stage names bad values with it, the render stage and the binary print through it.
+//! (`%`, CR, LF, and in properties `:` and `,`), Markdown (text, and code spans that cannot be
+//! closed), HTML, and Python literals in generated code: one escaper per format, each handling
+//! newlines, backticks, pipes, `[]()`, `<>` and `::`. Beside the stages, like `units`: the input
+//! stage names bad values with it, the render stage and the binary print through it.
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
@@ -119,6 +120,77 @@ pub fn python_str(text: &str) -> String {
     out
 }
 
+/// Text from outside as Markdown text (GitHub-flavoured, a table cell included): one line
+/// (controls as visible escapes), `&`, `<` and `>` as entities (no raw HTML, no unclosed
+/// `<details>`), and a backslash before what would start a link, an image or emphasis, or end a
+/// table cell (`[`, `]`, `*`, `|`, `\`). Backticks pair into code spans only when they are
+/// balanced on the line (a message's own `` `name` ``); an odd one out is escaped, so no span
+/// stays open. Inside a span nothing is live either way: brackets and angles are escaped
+/// everywhere. A bare URL is kept from becoming a link (`https\\://`). A `::` cannot start a
+/// line: there is no line to start.
+pub fn markdown(text: &str) -> String {
+    let text = control(text);
+    let balanced = text.chars().filter(|c| *c == '`').count() % 2 == 0;
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '`' if balanced => out.push(c),
+            '[' | ']' | '`' | '*' | '|' | '\\' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    // GitHub turns a bare `https://...` or `www....` into a link: a backslash keeps it text.
+    out.replace("://", "\\://").replace("www.", "www\\.")
+}
+
+/// Text from outside as a Markdown code span that nothing in it can close: fenced by one more
+/// backtick than its longest run of them, padded when it starts or ends with one; one line
+/// (controls as visible escapes). Inside a table, pass it through [`markdown_cell`].
+pub fn markdown_code(text: &str) -> String {
+    let text = control(text);
+    let mut longest = 0;
+    let mut run = 0;
+    for c in text.chars() {
+        run = if c == '`' { run + 1 } else { 0 };
+        longest = longest.max(run);
+    }
+    let fence = "`".repeat(longest + 1);
+    let pad = if text.starts_with('`') || text.ends_with('`') || text.is_empty() {
+        " "
+    } else {
+        ""
+    };
+    format!("{fence}{pad}{text}{pad}{fence}")
+}
+
+/// A drawn Markdown fragment made safe as one table cell: a `|` (even in a code span) would end
+/// the cell.
+pub fn markdown_cell(fragment: &str) -> String {
+    fragment.replace('|', "\\|")
+}
+
+/// Text from outside as HTML text or a double-quoted attribute value: `&`, `<`, `>` and `"` as
+/// entities (tilefit's HTML quotes every attribute with `"`).
+pub fn html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +217,59 @@ mod tests {
         assert!(safe.contains("ok ::not at start"));
         assert_eq!(log_text("a\tb\n"), "a\tb\n");
         assert_eq!(log_text("a\rb"), "a\\u{d}b");
+    }
+
+    /// What a pull request can put in a file name or a JSON key, for every format at once.
+    pub(crate) const HOSTILE: &[&str] = &[
+        "x\n# Heading\n::error::pwned",
+        "<details><summary>x",
+        "<img src=https://tracker.example/p.png>",
+        "[click](https://evil.example)",
+        "![t](https://tracker.example/p.png)",
+        "a|b` ``c",
+        "```\n::warning::x",
+        "\u{1b}[31mred\r\n",
+    ];
+
+    #[test]
+    fn every_format_keeps_hostile_text_inert() {
+        for text in HOSTILE {
+            for (format, out) in [
+                ("markdown", markdown(text)),
+                ("code", markdown_code(text)),
+                ("html", html(&control(text))),
+                ("log", control(text).into_owned()),
+            ] {
+                assert!(
+                    !out.contains('\n') && !out.contains('\r'),
+                    "{format}: {out}"
+                );
+                // Raw HTML is never live in Markdown text or HTML (in a code span that cannot
+                // close it is text, and a terminal draws no HTML).
+                if format == "markdown" || format == "html" {
+                    assert!(
+                        !out.contains("<details") && !out.contains("<img"),
+                        "{format}: {out}"
+                    );
+                }
+                if format == "markdown" {
+                    assert!(
+                        !out.contains("[click]") && !out.replace("\\](", "").contains("]("),
+                        "{out}"
+                    );
+                    assert!(!out.contains("https://"), "{out}");
+                    assert!(!out.contains("a|b"), "{out}");
+                }
+            }
+            // A code span ends only where it began its fence.
+            let code = markdown_code(text);
+            let fence: String = code.chars().take_while(|c| *c == '`').collect();
+            assert!(code.ends_with(&fence));
+            assert!(!code[fence.len()..code.len() - fence.len()].contains(&fence));
+        }
+        assert_eq!(markdown_code("k"), "`k`");
+        assert_eq!(markdown_code("a`b"), "``a`b``");
+        assert_eq!(markdown("E=8,N=1.json"), "E=8,N=1.json");
     }
 
     #[test]

@@ -20,7 +20,8 @@
 //! 9. [`run`]: each command as a sequence of those stages.
 //!
 //! Below them all: [`units`], [`escape`] (what came from outside, made safe to print or to write
-//! as Python), [`cancel`], [`digest`] and [`hint`] (the next step an error carries).
+//! as Python), [`write`] (files below an output folder, never through a link), [`cancel`],
+//! [`digest`] and [`hint`] (the next step an error carries).
 //!
 //! ```
 //! use tilefit_core::device::DeviceTable;
@@ -56,3 +57,4 @@ pub mod resources;
 pub mod run;
 pub mod units;
 pub mod vocab;
+pub mod write;

@@ -195,27 +195,73 @@ pub fn finish_matrix(
     Ok(code)
 }
 
-/// Write `--emit-files`: the config files, the summary and the provenance, under `dir`.
+/// The end of a single probe: the report printed (whatever became of the files), the configs
+/// and files written, and the exit code: the gate's (with `unreadable-files` on under
+/// `--emit-files`, which cannot fix what it could not read), and 2 for a run an interrupt cut
+/// short, whatever its cells say.
+pub fn finish_probe(
+    report: &mut tilefit_core::model::probe::ProbeReport,
+    fixed: Option<(
+        Result<
+            tilefit_core::model::fix_files::FixedFiles,
+            tilefit_core::run::fix_files::FixFilesError,
+        >,
+        &Path,
+    )>,
+    args: &crate::cli::ProbeArgs,
+) -> anyhow::Result<u8> {
+    use tilefit_core::judge::gate::Rule;
+    if let Some((files, _)) = &fixed {
+        report.stats.complete &= files.as_ref().is_ok_and(|f| f.complete);
+    }
+    emit(report, &args.output)?;
+    if let Some(path) = &args.emit_configs {
+        emit_configs(report, path)?;
+    }
+    if let Some((files, dir)) = fixed {
+        emit_files(&files?, dir)?;
+    }
+    let mut output = args.output.clone();
+    if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
+        output.fail_on.push(Rule::UnreadableFiles);
+    }
+    let code = finish(report, &output)?;
+    Ok(if report.stats.complete {
+        code
+    } else {
+        code.max(exit_codes::BAD_INPUT_OR_TOOL_FAILURE)
+    })
+}
+
+/// Write `--emit-files`: the config files, the summary and the provenance, under `dir`, never
+/// through a link. An interrupted run writes nothing.
 pub fn emit_files(
     fixed: &tilefit_core::model::fix_files::FixedFiles,
     dir: &Path,
 ) -> anyhow::Result<()> {
-    let outputs = tilefit_core::render::fix_files::outputs(fixed, dir);
-    for (path, text) in &outputs {
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .with_context(|| format!("creating `{}`", parent.display()))?;
-        }
-        std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    if !fixed.complete {
+        output::note(
+            "tilefit: --emit-files was interrupted: no config file was written (a file is written only once every entry in it is judged)",
+        );
+        return Ok(());
+    }
+    for (name, text) in tilefit_core::render::fix_files::outputs(fixed) {
+        tilefit_core::write::write_below(dir, &name, &text)?;
     }
     let patched = fixed.files.iter().filter(|f| f.kind == "patched").count();
     output::note(&format!(
-        "tilefit: wrote {patched} patched and {} new config files, SUMMARY.md and tilefit-provenance.json to {}",
+        "tilefit: wrote {patched} patched and {} new config files, SUMMARY.md and tilefit-provenance.json to {} (each entry read back as the engine reads it and judged again: {} entries)",
         fixed.files.len() - patched,
-        dir.display()
+        dir.display(),
+        fixed.rejudged
     ));
     for (device, why) in &fixed.skipped {
         output::note(&format!("tilefit: no config files for {device}: {why}"));
+    }
+    for (file, why) in &fixed.not_judged {
+        output::note(&format!(
+            "tilefit: not judged, nothing made from it: {file}: {why}"
+        ));
     }
     Ok(())
 }

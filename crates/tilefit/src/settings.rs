@@ -110,6 +110,10 @@ impl ProbeMode {
             )
             .into());
         }
+        if let Some(dir) = &args.emit_files {
+            // Checked before any work: a link as the output folder is refused.
+            tilefit_core::write::prepare_dir(dir)?;
+        }
         if args.emit_files.is_some()
             && (shard.is_some() || args.dump_jobs.is_some() || args.triton_from_files)
         {

@@ -9,6 +9,9 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
+use crate::input::config_files::NameSegments;
+use crate::input::json_text;
+
 /// The smallest tile edge a candidate goes down to (`tl.dot` needs 16).
 pub const MIN_TILE: u64 = 16;
 
@@ -63,9 +66,53 @@ pub fn launch_tile_keys(config: &BTreeMap<String, Value>) -> Vec<String> {
     keys
 }
 
+/// The most pipeline stages a candidate has: Triton's software pipeliner gains nothing useful
+/// past a handful (the engines' tuned files stop at 5 or 6, Inductor's lists at 5). An entry
+/// with more gets candidates from this depth down, and a note says so.
+pub const MAX_CANDIDATE_STAGES: u64 = 8;
+
+/// The most candidates tried for one entry (each is a compile per device).
+pub const MAX_CANDIDATES: usize = 64;
+
 /// [`candidates`] over the tile keys given (K first).
 pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) -> Vec<Candidate> {
-    let stages = as_u64(entry.get("num_stages")).unwrap_or(1);
+    bounded_candidates(entry, tile_keys).0
+}
+
+/// [`candidates`], and what bounded them, in words: the stages clamped to
+/// [`MAX_CANDIDATE_STAGES`], the list cut at [`MAX_CANDIDATES`].
+pub fn candidates_noted(entry: &BTreeMap<String, Value>) -> (Vec<Candidate>, Vec<String>) {
+    bounded_candidates(entry, &tile_keys(entry))
+}
+
+fn bounded_candidates(
+    entry: &BTreeMap<String, Value>,
+    tile_keys: &[String],
+) -> (Vec<Candidate>, Vec<String>) {
+    let written = as_u64(entry.get("num_stages")).unwrap_or(1);
+    let mut notes = Vec::new();
+    if written > MAX_CANDIDATE_STAGES {
+        notes.push(format!(
+            "`num_stages` is above {MAX_CANDIDATE_STAGES}, the most Triton pipelines usefully: its candidates start at {MAX_CANDIDATE_STAGES} stages"
+        ));
+    }
+    let mut out = unbounded(entry, tile_keys, written.min(MAX_CANDIDATE_STAGES), written);
+    if out.len() > MAX_CANDIDATES {
+        out.truncate(MAX_CANDIDATES);
+        notes.push(format!(
+            "only its first {MAX_CANDIDATES} candidates (fewest changes first) were tried"
+        ));
+    }
+    (out, notes)
+}
+
+/// Every candidate, stages from `stages` down (`written`: the entry's own depth).
+fn unbounded(
+    entry: &BTreeMap<String, Value>,
+    tile_keys: &[String],
+    stages: u64,
+    written: u64,
+) -> Vec<Candidate> {
     let mut out = Vec::new();
     let mut tiles: BTreeMap<String, u64> = tile_keys
         .iter()
@@ -75,7 +122,7 @@ pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) ->
     let mut tile_changes: Vec<String> = Vec::new();
     let mut first_round = true;
     loop {
-        let top = if first_round {
+        let top = if first_round && stages == written {
             stages.saturating_sub(1)
         } else {
             stages
@@ -86,9 +133,9 @@ pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) ->
             for (k, v) in &tiles {
                 candidate.insert(k.clone(), Value::from(*v));
             }
-            if s != stages {
+            if s != written {
                 candidate.insert("num_stages".to_owned(), Value::from(s));
-                words.push(format!("num_stages {stages} -> {s}"));
+                words.push(format!("num_stages {written} -> {s}"));
             }
             out.push(Candidate {
                 entry: candidate,
@@ -96,6 +143,9 @@ pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) ->
             });
         }
         first_round = false;
+        if out.len() > MAX_CANDIDATES {
+            break;
+        }
         // The largest edge (K first among equals) above the minimum, halved.
         let Some(key) = tile_keys
             .iter()
@@ -116,25 +166,24 @@ pub fn candidates_over(entry: &BTreeMap<String, Value>, tile_keys: &[String]) ->
 
 /// The name an engine gives a device's config file: `source`'s name with its `device_name=` part
 /// replaced by the name the device reports, spaces as underscores (vLLM's and SGLang's
-/// `get_config_file_name`: `current_platform.get_device_name().replace(" ", "_")`). Every other
-/// part stays as the source has it. `None` when the source name has no `device_name=` part.
+/// `get_config_file_name`: `current_platform.get_device_name().replace(" ", "_")`). Built from the
+/// name's parsed parts: every other part, and a suffix such as SGLang's `_down`, stays as the
+/// source has it. `None` when the source name has no `device_name=` part, or more than one.
 pub fn file_name_for(source: &str, reported: &str) -> Option<String> {
     let (folder, name) = match source.rsplit_once('/') {
         Some((folder, name)) => (Some(folder), name),
         None => (None, source),
     };
-    let start = name.find("device_name=")?;
-    let rest = &name[start + "device_name=".len()..];
-    let end = rest
-        .find(',')
-        .or_else(|| rest.find(".json"))
-        .unwrap_or(rest.len());
-    let renamed = format!(
-        "{}device_name={}{}",
-        &name[..start],
-        reported.replace(' ', "_"),
-        &rest[end..]
-    );
+    let mut segments = NameSegments::of(name);
+    let [at] = segments.device_parts()[..] else {
+        return None;
+    };
+    let leading: String = segments.parts[at]
+        .chars()
+        .take_while(|c| c.is_whitespace())
+        .collect();
+    segments.parts[at] = format!("{leading}device_name={}", reported.replace(' ', "_"));
+    let renamed = segments.join();
     Some(match folder {
         Some(folder) => format!("{folder}/{renamed}"),
         None => renamed,
@@ -171,8 +220,30 @@ pub fn render_file(entries: &[(String, BTreeMap<String, Value>)], order: &[Vec<S
     text
 }
 
+/// How a file lays out its lines: the line ending and one level of indentation.
+#[derive(Debug, Clone, Copy)]
+struct Layout<'a> {
+    newline: &'a str,
+    unit: &'a str,
+}
+
+const ENGINE_LAYOUT: Layout<'static> = Layout {
+    newline: "\n",
+    unit: "    ",
+};
+
 /// One entry as a JSON object at `indent`, its keys in `order` (then any others).
 fn render_entry(entry: &BTreeMap<String, Value>, order: Option<&[String]>, indent: &str) -> String {
+    render_entry_as(entry, order, indent, ENGINE_LAYOUT)
+}
+
+/// [`render_entry`] in a file's own layout.
+fn render_entry_as(
+    entry: &BTreeMap<String, Value>,
+    order: Option<&[String]>,
+    indent: &str,
+    layout: Layout<'_>,
+) -> String {
     let mut keys: Vec<&String> = order
         .unwrap_or_default()
         .iter()
@@ -183,72 +254,62 @@ fn render_entry(entry: &BTreeMap<String, Value>, order: Option<&[String]>, inden
             keys.push(k);
         }
     }
-    let mut text = String::from("{\n");
+    let Layout { newline, unit } = layout;
+    let mut text = format!("{{{newline}");
     for (i, k) in keys.iter().enumerate() {
         let _ = write!(
             text,
-            "{indent}    {}: {}",
+            "{indent}{unit}{}: {}",
             Value::from(k.as_str()),
             entry[*k]
         );
-        text.push_str(if i + 1 < keys.len() { ",\n" } else { "\n" });
+        if i + 1 < keys.len() {
+            text.push(',');
+        }
+        text.push_str(newline);
     }
     let _ = write!(text, "{indent}}}");
     text
 }
 
-/// Where an entry's object is in a file's text: the byte range of `{...}` that follows the
-/// top-level key `"KEY":`, and the indentation of the key's line.
+/// Where an entry's object is in a file's text: the byte range of the `{...}` of the top-level
+/// key `KEY` (of repeated keys, the last: the copy the engine's `json.load` keeps), and the
+/// indentation of the key's line.
 fn entry_span(text: &str, key: &str) -> Option<(usize, usize, String)> {
-    let bytes = text.as_bytes();
-    let (mut depth, mut i) = (0i32, 0usize);
-    let mut wanted_open: Option<usize> = None;
-    let mut object_start = 0;
-    let mut object_depth = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'"' => {
-                // A whole string: the key when at depth 1 and followed by `:`.
-                let start = i;
-                i += 1;
-                while i < bytes.len() && bytes[i] != b'"' {
-                    i += if bytes[i] == b'\\' { 2 } else { 1 };
-                }
-                let literal = text.get(start..=i.min(bytes.len() - 1))?;
-                if depth == 1 && wanted_open.is_none() {
-                    let parsed: Option<String> = serde_json::from_str(literal).ok();
-                    let rest = text.get(i + 1..)?.trim_start();
-                    if parsed.as_deref() == Some(key) && rest.starts_with(':') {
-                        let after = rest[1..].trim_start();
-                        if after.starts_with('{') {
-                            wanted_open = Some(text.len() - after.len());
-                        }
-                    }
-                }
-            }
-            b'{' => {
-                depth += 1;
-                if Some(i) == wanted_open {
-                    object_start = i;
-                    object_depth = depth;
-                }
-            }
-            b'}' => {
-                if wanted_open.is_some() && depth == object_depth && object_depth > 0 {
-                    let line_start = text[..object_start].rfind('\n').map_or(0, |n| n + 1);
-                    let indent: String = text[line_start..]
-                        .chars()
-                        .take_while(|c| *c == ' ' || *c == '\t')
-                        .collect();
-                    return Some((object_start, i + 1, indent));
-                }
-                depth -= 1;
-            }
-            _ => {}
-        }
-        i += 1;
+    let member = json_text::top_level_members(text)?
+        .into_iter()
+        .rev()
+        .find(|m| m.key == key)?;
+    if !text[member.value_start..].starts_with('{') {
+        return None;
     }
-    None
+    let line_start = text[..member.key_start].rfind('\n').map_or(0, |n| n + 1);
+    let indent: String = text[line_start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect();
+    Some((member.value_start, member.value_end, indent))
+}
+
+/// The layout of a multi-line object: its line ending, and the indentation of its members
+/// beyond the line it opens on (`indent`).
+fn layout_of<'a>(object: &'a str, indent: &str) -> Layout<'a> {
+    let newline = if object.contains("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let unit = object
+        .split('\n')
+        .nth(1)
+        .map(|line| {
+            let blank = line.len() - line.trim_start_matches([' ', '\t']).len();
+            let lead = &line[..blank];
+            lead.strip_prefix(indent).unwrap_or(lead)
+        })
+        .filter(|u| !u.is_empty())
+        .unwrap_or("    ");
+    Layout { newline, unit }
 }
 
 /// The key order of an entry object as the text has it.
@@ -300,7 +361,8 @@ pub fn patch_text(
                 .collect();
             format!("{{{}}}", parts.join(sep))
         } else {
-            render_entry(entry, Some(&key_order(object)), &indent)
+            let layout = layout_of(object, &indent);
+            render_entry_as(entry, Some(&key_order(object)), &indent, layout)
         };
         spans.push((start, end, new));
     }
@@ -416,6 +478,85 @@ mod tests {
             patched,
             "{\"1\": {\"BLOCK_SIZE_M\": 16, \"num_stages\": 4}, \"16\": {\"BLOCK_SIZE_M\": 64, \"num_stages\": 2}}"
         );
+    }
+
+    #[test]
+    fn names_come_from_parsed_parts_so_suffixes_keep_their_place() {
+        // SGLang's down-projection file keeps `_down` after the device it names.
+        assert_eq!(
+            file_name_for(
+                "E=8,N=7168,device_name=NVIDIA_H200_down.json",
+                "NVIDIA GB10"
+            )
+            .as_deref(),
+            Some("E=8,N=7168,device_name=NVIDIA_GB10_down.json")
+        );
+        assert_eq!(
+            file_name_for(
+                "E=8,N=7168,device_name=NVIDIA_H200,dtype=fp8_w8a8,block_shape=[128, 128]_down.json",
+                "NVIDIA GB10"
+            )
+            .as_deref(),
+            Some("E=8,N=7168,device_name=NVIDIA_GB10,dtype=fp8_w8a8,block_shape=[128, 128]_down.json")
+        );
+        // Found by the fuzzer: an unmatched `]` in the device part does not join the parts
+        // after it.
+        assert_eq!(
+            file_name_for(
+                "E=8,device_name=A_1]_x,block_shape=[128, 128]_down.json",
+                "NVIDIA GB10"
+            )
+            .as_deref(),
+            Some("E=8,device_name=NVIDIA_GB10,block_shape=[128, 128]_down.json")
+        );
+        // Two `device_name=` parts: no device's file, so no name is made from it.
+        assert_eq!(
+            file_name_for(
+                "E=8,device_name=NVIDIA_H100_80GB_HBM3,device_name=NVIDIA_GeForce_RTX_5090.json",
+                "NVIDIA GB10"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn candidates_are_bounded_and_say_so() {
+        let deep = entry(&[
+            ("BLOCK_SIZE_M", 1 << 40),
+            ("BLOCK_SIZE_N", 1 << 40),
+            ("num_stages", 16),
+        ]);
+        let (found, notes) = candidates_noted(&deep);
+        assert_eq!(found.len(), MAX_CANDIDATES);
+        assert_eq!(found[0].changes, ["num_stages 16 -> 8"]);
+        assert!(
+            found
+                .iter()
+                .all(|c| c.entry["num_stages"].as_u64().unwrap() <= MAX_CANDIDATE_STAGES)
+        );
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        let (_, none) = candidates_noted(&entry(&[("BLOCK_SIZE_M", 64), ("num_stages", 3)]));
+        assert!(none.is_empty());
+    }
+
+    #[test]
+    fn the_copy_the_loader_keeps_is_patched_in_the_file_s_own_layout() {
+        // Two `"2"` entries: Python's json.load keeps the last, so that is the one rewritten.
+        let text = "{\r\n\t\"2\": {\r\n\t\t\"num_stages\": 9\r\n\t},\r\n\t\"2\": {\r\n\t\t\"BLOCK_SIZE_M\": 32,\r\n\t\t\"num_stages\": 5\r\n\t}\r\n}\r\n";
+        let patched = patch_text(
+            text,
+            &[(
+                "2".to_owned(),
+                entry(&[("BLOCK_SIZE_M", 32), ("num_stages", 3)]),
+            )],
+        )
+        .unwrap();
+        assert_eq!(
+            patched,
+            "{\r\n\t\"2\": {\r\n\t\t\"num_stages\": 9\r\n\t},\r\n\t\"2\": {\r\n\t\t\"BLOCK_SIZE_M\": 32,\r\n\t\t\"num_stages\": 3\r\n\t}\r\n}\r\n"
+        );
+        let kept = crate::input::json_text::python_loads(&patched).unwrap();
+        assert_eq!(kept["2"]["num_stages"], 3);
     }
 
     #[test]

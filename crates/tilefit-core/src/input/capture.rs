@@ -266,6 +266,24 @@ pub fn read(path: &Path) -> Result<Records, RecordsError> {
             });
         }
     }
+    for (i, launch) in records.launches.iter().enumerate() {
+        let names = std::iter::once(("kernel.function", &launch.kernel.function))
+            .chain(launch.args.keys().map(|k| ("args", k)))
+            .chain(launch.constexprs.keys().map(|k| ("constexprs", k)))
+            .chain(launch.options.keys().map(|k| ("options", k)))
+            .chain(launch.globals.keys().map(|k| ("globals", k)));
+        for (field, name) in names {
+            if !is_identifier(name) {
+                return Err(RecordsError::Shape {
+                    path: path.display().to_string(),
+                    detail: format!(
+                        "field `launches[{i}].{field}` holds a name that is not a Python identifier (`{}`); names become file names and spec keys",
+                        crate::escape::control(name)
+                    ),
+                });
+            }
+        }
+    }
     for launch in &mut records.launches {
         if launch.unsupported.is_none() {
             match &launch.kernel.scope {
@@ -284,9 +302,30 @@ pub fn read(path: &Path) -> Result<Records, RecordsError> {
     Ok(records)
 }
 
+/// Whether `name` is a Python identifier: a letter or `_`, then letters, digits or `_`.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c == '_' || c.is_alphabetic())
+        && chars.all(|c| c == '_' || c.is_alphanumeric())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_from_records_are_identifiers() {
+        assert!(is_identifier("_fwd_kernel_stage1"));
+        assert!(is_identifier("k2"));
+        for bad in ["", "../../x", "a b", "2k", "k.py", "a/b", "k\n"] {
+            assert!(!is_identifier(bad), "{bad}");
+        }
+        let error = read_text(
+            "identifier",
+            r#"{"launches": [{"kernel": {"file": "a.py", "function": "../../x", "line": 1, "digest": "x"}}]}"#,
+        );
+        assert!(error.contains("launches[0].kernel.function"), "{error}");
+    }
 
     fn read_text(name: &str, text: &str) -> String {
         let path = std::env::temp_dir().join(format!(

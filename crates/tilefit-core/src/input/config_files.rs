@@ -21,7 +21,11 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::cancel::Cancel;
 use crate::device::{DeviceTable, LookupError};
+use crate::input::json_text;
+
+pub use super::config_names::{NameParts, NameSegments, device_name_of, parse_name};
 
 /// One config file, read.
 #[derive(Debug, Clone, PartialEq)]
@@ -48,6 +52,9 @@ pub struct ConfigFile {
     pub metadata: Vec<(String, Value)>,
     /// Key (a batch size, as written) -> config, in numeric order.
     pub entries: Vec<(String, BTreeMap<String, Value>)>,
+    /// Top-level keys written more than once: the engine's `json.load` keeps the last copy, and
+    /// so does this reader (and the patcher rewrites that copy).
+    pub repeated_keys: Vec<String>,
 }
 
 impl ConfigFile {
@@ -83,7 +90,24 @@ pub enum ConfigFilesError {
     /// Nothing matches.
     #[error("`{0}` matches no file")]
     NoMatch(String),
+    /// The run was interrupted before the walk found any file.
+    #[error("interrupted while reading the config folder `{0}`: nothing was judged")]
+    Interrupted(String),
 }
+
+/// The largest config file read: the engines' files are kilobytes; a larger one is refused
+/// unread (a pull request's gigabyte "config" must not take the runner's memory).
+pub const MAX_FILE_BYTES: u64 = 8 << 20;
+
+/// The longest top-level key read: a batch size is a number; a longer key is left out (and never
+/// carried into a report or a summary).
+pub const MAX_KEY_BYTES: usize = 64;
+
+/// The compile options an entry may set, with the largest value compiled: beyond it a value is
+/// no config any engine tunes (Triton pipelines usefully at a handful of stages, a block has at
+/// most 1,024 threads), and compiling it would only spend the runner's memory and time.
+pub const OPTION_BOUNDS: [(&str, u64); 3] =
+    [("num_stages", 16), ("num_warps", 64), ("num_ctas", 16)];
 
 /// Does `name` match a glob of `*` (any run) and `?` (one character)?
 fn glob_match(pattern: &str, name: &str) -> bool {
@@ -120,6 +144,8 @@ pub struct Walked {
     pub files: Vec<PathBuf>,
     /// Links (to files or folders) that matched or lay on the way, each with why it was refused.
     pub refused: Vec<FileProblem>,
+    /// The run was interrupted mid-walk: the files are those found until then.
+    pub interrupted: bool,
 }
 
 /// What a refused link says: never where it points (that may be a secret's path).
@@ -128,8 +154,9 @@ const LINK_REFUSED: &str = "a symbolic link: config folders are read without fol
 /// The files a pattern names, in path order: a path whose parts may hold `*` and `?`, with `**`
 /// for any depth of folders (`configs/**/*.json`, `configs/triton_*/*.json`), or a folder (every
 /// `.json` file below it, at any depth). Returns the folder reports name files relative to. Below
-/// that folder no symbolic link is followed, and no folder is walked twice.
-pub fn matching(pattern: &Path) -> Result<(PathBuf, Walked), ConfigFilesError> {
+/// that folder no symbolic link is followed, no folder is walked twice, and the walk stops as
+/// soon as `cancel` is raised.
+pub fn matching(pattern: &Path, cancel: &Cancel) -> Result<(PathBuf, Walked), ConfigFilesError> {
     let pattern = if pattern.is_dir() {
         pattern.join("**").join("*.json")
     } else {
@@ -148,17 +175,27 @@ pub fn matching(pattern: &Path) -> Result<(PathBuf, Walked), ConfigFilesError> {
     } else {
         root
     };
+    if std::fs::symlink_metadata(&root).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(ConfigFilesError::Folder {
+            folder: root.display().to_string(),
+            reason: "it is a symbolic link, and a config folder is read without following links (a link can point anywhere); name the folder itself".to_owned(),
+        });
+    }
     std::fs::read_dir(&root).map_err(|e| ConfigFilesError::Folder {
         folder: root.display().to_string(),
         reason: e.to_string(),
     })?;
     let mut walked = Walked::default();
     let mut visited = std::collections::HashSet::new();
-    walk(&root, &parts[fixed..], &mut walked, &mut visited);
+    walk(&root, &parts[fixed..], &mut walked, &mut visited, cancel);
+    walked.interrupted = cancel.is_cancelled();
     walked.files.sort();
     walked.files.dedup();
     walked.refused.sort_by(|a, b| a.path.cmp(&b.path));
     walked.refused.dedup();
+    if walked.interrupted && walked.files.is_empty() {
+        return Err(ConfigFilesError::Interrupted(root.display().to_string()));
+    }
     if walked.files.is_empty() && walked.refused.is_empty() {
         return Err(ConfigFilesError::NoMatch(pattern.display().to_string()));
     }
@@ -177,10 +214,14 @@ fn walk(
     rest: &[String],
     walked: &mut Walked,
     visited: &mut std::collections::HashSet<((u64, u64), usize)>,
+    cancel: &Cancel,
 ) {
     let Some((first, rest_after)) = rest.split_first() else {
         return;
     };
+    if cancel.is_cancelled() {
+        return;
+    }
     // A folder is walked once per remaining pattern (a bind mount or a hard-linked folder
     // cannot make the walk go round).
     if let Some(id) = identity(folder)
@@ -202,7 +243,7 @@ fn walk(
     };
     if first == "**" {
         // Zero folders, then each sub-folder with `**` still in front.
-        walk(folder, rest_after, walked, visited);
+        walk(folder, rest_after, walked, visited, cancel);
         for entry in &entries {
             match kind(entry) {
                 Some(t) if t.is_symlink() => {
@@ -216,7 +257,7 @@ fn walk(
                         walked.refused.push(refused(entry.path()));
                     }
                 }
-                Some(t) if t.is_dir() => walk(&entry.path(), rest, walked, visited),
+                Some(t) if t.is_dir() => walk(&entry.path(), rest, walked, visited, cancel),
                 _ => {}
             }
         }
@@ -231,78 +272,18 @@ fn walk(
         match kind(&entry) {
             Some(t) if t.is_symlink() => walked.refused.push(refused(path)),
             Some(t) if rest_after.is_empty() && t.is_file() => walked.files.push(path),
+            Some(t) if rest_after.is_empty() && !t.is_dir() => walked.refused.push(FileProblem {
+                path,
+                problem: "is not a regular file (a FIFO, a socket or a device): it is not read"
+                    .to_owned(),
+                entry: None,
+            }),
             Some(t) if !rest_after.is_empty() && t.is_dir() => {
-                walk(&path, rest_after, walked, visited);
+                walk(&path, rest_after, walked, visited, cancel);
             }
             _ => {}
         }
     }
-}
-
-/// What a config file's name says.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct NameParts {
-    /// `device_name=`, underscores read as spaces.
-    pub device_name: Option<String>,
-    /// `E=`, `N=` and the like: the shape the configs were tuned for.
-    pub shape: Vec<(String, String)>,
-    /// Everything else: the variant (`dtype=fp8_w8a8`, `block_shape=[128,128]`, `down`).
-    pub variant: Vec<String>,
-}
-
-/// Name parts that give the shape rather than a kernel variant.
-const SHAPE_KEYS: &[&str] = &["E", "N", "K", "M"];
-
-/// Split a file name the way the engines build it: `,`-separated `key=value` parts, where a
-/// value may be a list (`block_shape=[128, 128]`, with or without the space), and SGLang's `_down`
-/// suffix marks the down-projection configs. `block_shape=[128, 128]` and `[128,128]` are the
-/// same part.
-pub fn parse_name(file_name: &str) -> NameParts {
-    let mut stem = file_name.strip_suffix(".json").unwrap_or(file_name);
-    let mut down = false;
-    if let Some(rest) = stem.strip_suffix("_down") {
-        stem = rest;
-        down = true;
-    }
-    let mut parts = Vec::new();
-    let (mut depth, mut start) = (0i32, 0usize);
-    for (i, c) in stem.char_indices() {
-        match c {
-            '[' | '(' => depth += 1,
-            ']' | ')' => depth -= 1,
-            ',' if depth <= 0 => {
-                parts.push(&stem[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&stem[start..]);
-    let mut name = NameParts::default();
-    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
-        match part.split_once('=') {
-            Some(("device_name", device)) => {
-                let device = device.replace('_', " ").trim().to_owned();
-                if !device.is_empty() {
-                    name.device_name = Some(device);
-                }
-            }
-            Some((key, value)) if SHAPE_KEYS.contains(&key) => {
-                name.shape.push((key.to_owned(), value.to_owned()));
-            }
-            _ => name.variant.push(part.replace(' ', "")),
-        }
-    }
-    if down {
-        name.variant.push("down".to_owned());
-    }
-    name
-}
-
-/// The device name a file name carries: `device_name=NVIDIA_H100_80GB_HBM3` ->
-/// `NVIDIA H100 80GB HBM3`.
-pub fn device_name_of(file_name: &str) -> Option<String> {
-    parse_name(file_name).device_name
 }
 
 /// `triton_3_4_0` -> `3.4.0`: SGLang's folder per tuning Triton.
@@ -329,8 +310,97 @@ fn unresolved(name: &str, error: &LookupError) -> String {
     }
 }
 
+/// The JSON type of a value, in words (a message names the type, never the value: the file is
+/// a pull request's, and its values are not ours to print).
+fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a JSON array",
+        Value::Object(_) => "a JSON object",
+    }
+}
+
+/// Why an entry cannot be compiled as it is, naming the key, the type and the rule (never the
+/// value), or `None` when it can.
+fn entry_problem(config: &serde_json::Map<String, Value>) -> Option<String> {
+    for (name, value) in config {
+        if let Some(word) = json_text::non_finite(value) {
+            return Some(format!(
+                "`{name}` is {word}, which the engine's `json.load` reads but no kernel launches with; config values are finite numbers, booleans or strings"
+            ));
+        }
+        if value.is_array() || value.is_object() {
+            return Some(format!(
+                "`{name}` is {}, and config values are numbers, booleans or strings",
+                json_type(value)
+            ));
+        }
+    }
+    for (name, value) in config {
+        // A number no kernel argument holds (Python's json.load reads 10**29 as an int; Triton
+        // refuses it at launch).
+        let whole = value.is_i64() || value.is_u64();
+        if value.is_number() && !whole && value.as_f64().is_some_and(|v| v.abs() >= 9.2e18) {
+            return Some(format!(
+                "`{name}` is a number too large for a kernel argument (a 64-bit integer)"
+            ));
+        }
+    }
+    for (option, most) in OPTION_BOUNDS {
+        let Some(value) = config.get(option) else {
+            continue;
+        };
+        let Some(stages) = value.as_u64() else {
+            return Some(format!(
+                "`{option}` is {}, and it is a whole number from 0 to {most}",
+                if value.is_number() {
+                    "a negative or fractional number"
+                } else {
+                    json_type(value)
+                }
+            ));
+        };
+        if stages > most {
+            return Some(format!(
+                "`{option}` is a number above {most}, the most tilefit compiles (no engine tunes more; compiling it would only spend the runner's memory and time); set it from 1 to {most}"
+            ));
+        }
+    }
+    None
+}
+
+/// The device a file's name maps to (the table's canonical name) or why none, and whether it
+/// is a GPU of a backend tilefit does not compile for.
+fn device_of(parts: &NameParts, table: &DeviceTable) -> (Result<String, String>, Option<String>) {
+    let mut unsupported = None;
+    let device = match &parts.device_name {
+        _ if parts.device_name_parts > 1 => Err(format!(
+            "the file name has {} `device_name=` parts, and the engine names a device's file with one: no device loads it",
+            parts.device_name_parts
+        )),
+        None if parts.device_name_parts == 1 => {
+            Err("the file name's `device_name=` is empty, so no device loads it".to_owned())
+        }
+        None => Err("the file name has no `device_name=` part, so no device loads it".to_owned()),
+        Some(device_name) => match table.resolve(device_name) {
+            Ok(resolved) => Ok(resolved.display_name().to_owned()),
+            Err(error @ LookupError::Unsupported { .. }) => {
+                unsupported = Some(error.to_string());
+                Err(error.to_string())
+            }
+            Err(error) => Err(unresolved(device_name, &error)),
+        },
+    };
+    (device, unsupported)
+}
+
 /// Read one file: its entries and metadata, or what is wrong with it; entries that are not
-/// configs are problems of their own, and the file's other entries are kept.
+/// configs are problems of their own, and the file's other entries are kept. The text is read
+/// as the engine's loader reads it (Python's `json.load`: `NaN` and `Infinity` taken, the last of
+/// repeated keys kept, a byte-order mark refused).
 fn read_one(
     path: &Path,
     root: &Path,
@@ -342,32 +412,60 @@ fn read_one(
         problem,
         entry: None,
     };
-    let text =
-        std::fs::read_to_string(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
-    let json: Value =
-        serde_json::from_str(&text).map_err(|e| problem(format!("is not valid JSON: {e}")))?;
+    let size = std::fs::symlink_metadata(path)
+        .map_err(|e| problem(format!("cannot be read: {e}")))?
+        .len();
+    if size > MAX_FILE_BYTES {
+        return Err(problem(format!(
+            "is {} bytes, over the {} bytes a config file is read up to (the engines' files are kilobytes); it was not read",
+            crate::units::format_count(size),
+            crate::units::format_count(MAX_FILE_BYTES)
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| problem(format!("cannot be read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|_| {
+        problem(
+            "is not UTF-8 text, which the engine's `json.load` reads: no device loads it; save it as UTF-8"
+                .to_owned(),
+        )
+    })?;
+    let json = json_text::python_loads(&text).map_err(|why| {
+        problem(if text.starts_with('\u{feff}') {
+            format!("{why}: the engine cannot load it either, so no device gets these configs; save it without the mark")
+        } else {
+            format!("{why}: tilefit reads a config file as the engine's `json.load` does, and cannot read this one; fix the file")
+        })
+    })?;
     let Value::Object(map) = json else {
         return Err(problem(
             "is not a JSON object of `\"batch size\": {config}` entries".to_owned(),
         ));
     };
+    let repeated_keys = json_text::top_level_members(&text)
+        .map(|m| json_text::repeated_keys(&m))
+        .unwrap_or_default();
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {
+        if key.chars().any(crate::escape::is_unsafe) || key.len() > MAX_KEY_BYTES {
+            let shown: String = crate::escape::control(&key).chars().take(40).collect();
+            problems.push(FileProblem {
+                entry: Some(shown.clone()),
+                ..problem(format!(
+                    "entry `{shown}` is left out: its key holds a control character or is longer than {MAX_KEY_BYTES} bytes, and a batch size is a number"
+                ))
+            });
+            continue;
+        }
         let Value::Object(config) = config else {
             // `"triton_version": "3.5.0"` and the like describe the file; they are not entries.
             metadata.push((key, config));
             continue;
         };
-        if let Some((name, value)) = config
-            .iter()
-            .find(|(_, v)| !(v.is_number() || v.is_boolean() || v.is_string() || v.is_null()))
-        {
+        if let Some(why) = entry_problem(&config) {
             problems.push(FileProblem {
                 entry: Some(key.clone()),
-                ..problem(format!(
-                    "entry `{key}` is left out: `{name}` is `{value}`, and config values are numbers, booleans or strings"
-                ))
+                ..problem(format!("entry `{key}` is left out: {why}"))
             });
             continue;
         }
@@ -397,21 +495,7 @@ fn read_one(
                 .filter_map(|c| version_of_folder(&c.as_os_str().to_string_lossy()))
                 .next_back()
         });
-    let mut unsupported = None;
-    let device = match &parts.device_name {
-        None if file_name.contains("device_name=,") || file_name.contains("device_name=.") => {
-            Err("the file name's `device_name=` is empty, so no device loads it".to_owned())
-        }
-        None => Err("the file name has no `device_name=` part, so no device loads it".to_owned()),
-        Some(device_name) => match table.resolve(device_name) {
-            Ok(resolved) => Ok(resolved.display_name().to_owned()),
-            Err(error @ LookupError::Unsupported { .. }) => {
-                unsupported = Some(error.to_string());
-                Err(error.to_string())
-            }
-            Err(error) => Err(unresolved(device_name, &error)),
-        },
-    };
+    let (device, unsupported) = device_of(&parts, table);
     Ok(ConfigFile {
         path: path.to_path_buf(),
         name,
@@ -422,23 +506,56 @@ fn read_one(
         tuned_with,
         metadata,
         entries,
+        repeated_keys,
     })
 }
 
 /// Read every file the pattern matches: the usable ones, and the problems of the others (and of
 /// entries left out of usable ones).
+///
+/// Interrupted (`cancel` raised), it stops where it is: the files read so far, and a problem
+/// saying the rest was not read.
 pub fn read(
     pattern: &Path,
     table: &DeviceTable,
+    cancel: &Cancel,
 ) -> Result<(Vec<ConfigFile>, Vec<FileProblem>), ConfigFilesError> {
     let mut files = Vec::new();
     let mut problems = Vec::new();
-    let (root, walked) = matching(pattern)?;
+    let (root, walked) = matching(pattern, cancel)?;
     problems.extend(walked.refused);
+    let walked_problems = problems.len();
+    let mut interrupted = walked.interrupted;
     for path in walked.files {
+        // Once interrupted, no more files are read; the first is (a report of nothing is of
+        // no use, and one file is read at once).
+        if cancel.is_cancelled() && !(files.is_empty() && problems.len() == walked_problems) {
+            interrupted = true;
+            break;
+        }
+        // A name no engine writes, and no report may carry: one line, no escapes.
+        let relative = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy();
+        if relative.chars().any(crate::escape::is_unsafe) {
+            problems.push(FileProblem {
+                path: root.join(crate::escape::control(&relative).as_ref()),
+                problem: "its name holds a control character (a newline, an escape, a bidirectional override), which no engine's config file name has; rename it".to_owned(),
+                entry: None,
+            });
+            continue;
+        }
         match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),
             Err(problem) => problems.push(problem),
+        }
+    }
+    if interrupted {
+        problems.push(FileProblem {
+            path: root.clone(),
+            problem: "the run was interrupted while this folder was read: files after those listed were not read".to_owned(),
+            entry: None,
+        });
+        if files.is_empty() {
+            return Err(ConfigFilesError::Interrupted(root.display().to_string()));
         }
     }
     Ok((files, problems))
@@ -470,7 +587,7 @@ mod tests {
         link(".", "loop-b");
         std::os::unix::fs::symlink("..", configs.join("triton_3_5_1").join("up")).unwrap();
         let started = std::time::Instant::now();
-        let (_, walked) = matching(&configs.join("**").join("*.json")).unwrap();
+        let (_, walked) = matching(&configs.join("**").join("*.json"), &Cancel::new()).unwrap();
         let took = started.elapsed();
         let _ = std::fs::remove_dir_all(&dir);
         assert!(took < std::time::Duration::from_secs(1), "{took:?}");

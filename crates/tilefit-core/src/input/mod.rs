@@ -1,16 +1,19 @@
 //! The input stage: everything a user hands tilefit, parsed and validated once. Probe specs
-//! (`spec`), engines' per-device config files (`config_files`), Triton caches indexed in Rust
-//! (`cache_index`) and the caches a replay reads (`caches`), the places compiled kernels already
-//! are: `torch.compile`'s Inductor cache and tritonparse traces (`sources`), an installed
-//! module's file (`installed`), where an entry or a decorator is in a file (`locate`), and any
-//! file from elsewhere, every string checked (`untrusted`). Errors name
-//! the file, the field and the fix; a bad file or entry is one listed problem, not a failed run.
+//! (`spec`), engines' per-device config files (`config_files`) and their names (`config_names`),
+//! Triton caches indexed in Rust (`cache_index`) and the caches a replay reads (`caches`), the
+//! places compiled kernels already are: `torch.compile`'s Inductor cache and tritonparse traces
+//! (`sources`), an installed module's file (`installed`), JSON text as Python's loader reads it
+//! (`json_text`), where an entry or a decorator is in a file (`locate`), and any file from
+//! elsewhere, every string checked (`untrusted`). Errors name the file, the field and the fix; a
+//! bad file or entry is one listed problem, not a failed run.
 
 pub mod cache_index;
 pub mod caches;
 pub mod capture;
 pub mod config_files;
+pub mod config_names;
 pub mod installed;
+pub mod json_text;
 pub mod locate;
 pub mod sources;
 pub mod spec;

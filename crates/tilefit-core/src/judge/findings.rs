@@ -102,6 +102,10 @@ pub trait Findings {
     fn unmapped_files(&self) -> Vec<String> {
         Vec::new()
     }
+    /// The config files, and entries of them, that could not be read or were left out.
+    fn unreadable_files(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// (jobs whose worker faulted or that an interrupt stopped, all jobs): the FAILED cells.
     fn failed_jobs(&self) -> (usize, usize);
     /// Where the shipped config misses a device: the spec's baseline (or, with `shipped`, the
@@ -213,7 +217,32 @@ impl Findings for ProbeReport {
                     |n| n.to_string_lossy().into_owned(),
                 )
             });
-        unresolved.chain(unreadable).collect()
+        unresolved
+            .chain(unreadable)
+            .map(|f| crate::escape::control(&f).into_owned())
+            .collect()
+    }
+
+    fn unreadable_files(&self) -> Vec<String> {
+        let Some(listed) = &self.listed else {
+            return Vec::new();
+        };
+        listed
+            .file_problems
+            .iter()
+            .map(|p| {
+                let file = p.path.file_name().map_or_else(
+                    || p.path.display().to_string(),
+                    |n| n.to_string_lossy().into_owned(),
+                );
+                // A finding is one line of the gate's summary: names from the folder escaped.
+                let file = crate::escape::control(&file).into_owned();
+                match &p.entry {
+                    Some(key) => format!("{file} entry {}", crate::escape::control(key)),
+                    None => file,
+                }
+            })
+            .collect()
     }
 
     fn failed_jobs(&self) -> (usize, usize) {

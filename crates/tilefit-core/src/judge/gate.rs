@@ -33,6 +33,10 @@ pub enum Rule {
     /// Any config file whose device name does not resolve, or that cannot be read
     /// (`[sweep] from_files`): where an engine falls back to default configs.
     UnmappedFiles,
+    /// Any config file, or entry of one, that could not be read or was left out (a link, a
+    /// file that is not JSON, an entry with a `NaN`): configs nobody judged. `--emit-files`
+    /// turns it on, since it cannot fix what it could not read.
+    UnreadableFiles,
     /// The shipped config misses a device: the spec's baseline (or `--shipped`'s config for the
     /// device's arch), or a config file's entry on its own device.
     Baseline,
@@ -57,6 +61,7 @@ impl Rule {
             Rule::OverThreadLimit => "over-thread-limit".to_owned(),
             Rule::Spills => "spills".to_owned(),
             Rule::UnmappedFiles => "unmapped-files".to_owned(),
+            Rule::UnreadableFiles => "unreadable-files".to_owned(),
             Rule::Baseline => "baseline".to_owned(),
             Rule::NoneFits => "none-fits".to_owned(),
             Rule::Stopped => "stopped".to_owned(),
@@ -72,6 +77,7 @@ impl Rule {
             None if text == "over-thread-limit" => Ok(Rule::OverThreadLimit),
             None if text == "spills" => Ok(Rule::Spills),
             None if text == "unmapped-files" => Ok(Rule::UnmappedFiles),
+            None if text == "unreadable-files" => Ok(Rule::UnreadableFiles),
             None if text == "baseline" => Ok(Rule::Baseline),
             None if text == "none-fits" => Ok(Rule::NoneFits),
             None if text == "stopped" => Ok(Rule::Stopped),
@@ -84,7 +90,7 @@ impl Rule {
                 )),
             },
             _ => Err(format!(
-                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills, unmapped-files, baseline, none-fits, stopped or none"
+                "`{text}` is not a gate: use over-budget, compile-error, near-budget, near-budget=PCT, over-thread-limit, spills, unmapped-files, unreadable-files, baseline, none-fits, stopped or none"
             )),
         }
     }
@@ -97,6 +103,7 @@ impl Rule {
             Rule::OverThreadLimit => "need more threads than their registers allow".to_owned(),
             Rule::Spills => "spill registers to local memory".to_owned(),
             Rule::UnmappedFiles => "config files map to no device".to_owned(),
+            Rule::UnreadableFiles => "config files or entries could not be read".to_owned(),
             Rule::Baseline => "shipped configs miss a device".to_owned(),
             Rule::NoneFits => "lists leave a device with no config that fits".to_owned(),
             Rule::Stopped => "captured calls stopped before their launches".to_owned(),
@@ -332,8 +339,13 @@ fn findings_of(
                 found.push(finding(SubjectKey::File(text.clone()), &device, text, None));
             }
         }
-        Rule::UnmappedFiles => {
-            for file in report.unmapped_files() {
+        Rule::UnmappedFiles | Rule::UnreadableFiles => {
+            let files = if rule == Rule::UnmappedFiles {
+                report.unmapped_files()
+            } else {
+                report.unreadable_files()
+            };
+            for file in files {
                 let location = at_kernel(lines);
                 found.push(finding(SubjectKey::File(file.clone()), "", file, location));
             }
@@ -453,6 +465,7 @@ mod tests {
             "over-thread-limit",
             "spills",
             "unmapped-files",
+            "unreadable-files",
             "baseline",
             "none-fits",
             "near-budget=85",

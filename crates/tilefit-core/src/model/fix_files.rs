@@ -18,6 +18,9 @@ pub struct EntryFix {
     /// No candidate fits: the entry is left out of a new file (the engine takes the nearest batch
     /// size) and left as it was in a patched copy.
     pub unfixable: bool,
+    /// What bounded its candidates (stages clamped, the list cut).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// One file written.
@@ -38,6 +41,9 @@ pub struct FileFix {
     pub entries: Vec<EntryFix>,
     /// Entries in the source file.
     pub entries_in_source: usize,
+    /// What the summary must say of the file (a key written twice, and which copy was patched).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// The file's text.
     #[serde(skip)]
     pub text: String,
@@ -54,4 +60,12 @@ pub struct FixedFiles {
     pub files: Vec<FileFix>,
     /// Devices of the fleet that no file could be made for, and why.
     pub skipped: Vec<(String, String)>,
+    /// Files of the folder that were not judged, so nothing was made from them, and why: a
+    /// variant the spec does not describe, a file or entry that could not be read.
+    pub not_judged: Vec<(String, String)>,
+    /// Entries of the files to write that were read back as the engine reads them and judged
+    /// again on their device, every one as the summary says.
+    pub rejudged: usize,
+    /// False when the run was interrupted: nothing is written.
+    pub complete: bool,
 }

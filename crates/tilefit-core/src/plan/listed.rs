@@ -76,7 +76,7 @@ pub struct PreparedFile {
 }
 
 /// The file's variant label, when the spec's `[files.variants]` describe every part of it.
-fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
+pub(crate) fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
     let parts = &file.variant_parts;
     if parts.is_empty() {
         return Ok(String::new());
@@ -326,6 +326,7 @@ pub(crate) fn prepare_listed(
     spec: &ProbeSpec,
     interface: &KernelInterface,
     targets: &[TargetDevice],
+    cancel: &crate::cancel::Cancel,
 ) -> Result<Prepared, ListedError> {
     use crate::input::spec::AutotuneUse;
     let path = spec.path.display().to_string();
@@ -339,13 +340,18 @@ pub(crate) fn prepare_listed(
     };
     if let Some(pattern) = &spec.config_files {
         let table = DeviceTable::builtin()?;
-        let (files, problems) = crate::input::config_files::read(pattern, table).map_err(|e| {
-            field_error(
-                "[sweep].from_files",
-                e.to_string(),
-                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`".to_owned(),
-            )
-        })?;
+        let (files, problems) =
+            crate::input::config_files::read(pattern, table, cancel).map_err(|e| {
+                let hint = if matches!(
+                    e,
+                    crate::input::config_files::ConfigFilesError::Interrupted(_)
+                ) {
+                    "run it again to the end"
+                } else {
+                    "the pattern is relative to the spec: `from_files = \"configs/*.json\"`"
+                };
+                field_error("[sweep].from_files", e.to_string(), hint.to_owned())
+            })?;
         if files.is_empty() {
             let reasons: Vec<String> = problems
                 .iter()
@@ -538,6 +544,7 @@ mod tests {
                 tuned_with: None,
                 metadata: Vec::new(),
                 entries: vec![("16".into(), entries.iter().cloned().collect())],
+                repeated_keys: Vec::new(),
             },
             device: None,
             variant: Ok(String::new()),

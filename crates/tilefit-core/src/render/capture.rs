@@ -384,7 +384,10 @@ impl Exporter<CaptureReport> for Markdown {
             }
             let mut text = String::new();
             notes(target, &mut text, "- ");
-            out.push_str(&md(&text).replace("\\n", "\n"));
+            // One note a line: a value's newline is an escape inside its line, never a line.
+            for line in text.lines() {
+                let _ = writeln!(out, "{}", md(line));
+            }
         }
         let _ = writeln!(out);
         for line in misses(report) {

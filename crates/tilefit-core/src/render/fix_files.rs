@@ -2,8 +2,8 @@
 //! before and after, and what changed; and where each written thing goes.
 
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
+use crate::escape::{markdown, markdown_code};
 use crate::model::fix_files::{FileFix, FixedFiles};
 use crate::units::format_count;
 
@@ -30,73 +30,106 @@ pub fn summary(fixed: &FixedFiles) -> String {
         let budget = files.first().map_or(0, |f| f.budget);
         let _ = writeln!(
             text,
-            "\n## {device} ({} bytes per block)\n",
+            "\n## {} ({} bytes per block)\n",
+            markdown(device),
             format_count(budget)
         );
         for file in files {
-            let changed = file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty())
-                .count();
-            let dropped = file.entries.iter().filter(|e| e.unfixable).count();
-            let _ = writeln!(
-                text,
-                "### `{}` ({}; from `{}`)\n\n{} of its {} entries changed{}.\n",
-                file.name,
-                if file.kind == "new" { "new" } else { "patched" },
-                file.source,
-                changed,
-                file.entries_in_source,
-                if dropped > 0 {
-                    format!(
-                        ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
-                    )
-                } else {
-                    String::new()
-                }
-            );
-            if changed + dropped == 0 {
-                continue;
-            }
-            text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
-            for entry in file
-                .entries
-                .iter()
-                .filter(|e| !e.changes.is_empty() || e.unfixable)
-            {
-                let _ = writeln!(
-                    text,
-                    "| {} | {} | {} | {} |",
-                    entry.key,
-                    entry.bytes_before.map_or("-".to_owned(), format_count),
-                    entry.bytes_after.map_or("-".to_owned(), format_count),
-                    if entry.unfixable {
-                        "none fits".to_owned()
-                    } else {
-                        entry.changes.join(", ")
-                    }
-                );
-            }
-            text.push('\n');
+            file_section(&mut text, file);
         }
     }
     for (device, why) in &fixed.skipped {
-        let _ = writeln!(text, "\nNo files for {device}: {why}.");
+        let _ = writeln!(
+            text,
+            "\nNo files for {}: {}.",
+            markdown(device),
+            markdown(why)
+        );
     }
+    if !fixed.not_judged.is_empty() {
+        text.push_str("\n## Not judged, so nothing was made from them\n\n");
+        for (file, why) in &fixed.not_judged {
+            let _ = writeln!(text, "- {}: {}", markdown_code(file), markdown(why));
+        }
+    }
+    let _ = writeln!(
+        text,
+        "\nEvery file above was read back the way the engine loads it (Python's `json.load`) and its {} entries judged again on their device before this summary was written.",
+        format_count(fixed.rejudged as u64)
+    );
     text
 }
 
-/// Where the files go: `dir/<name>` for each, the summary and the provenance beside them.
-pub fn outputs(fixed: &FixedFiles, dir: &Path) -> Vec<(PathBuf, String)> {
-    let mut out: Vec<(PathBuf, String)> = fixed
+/// One file's section: its name and source, its notes, and the entries changed or dropped.
+fn file_section(text: &mut String, file: &FileFix) {
+    let changed = file
+        .entries
+        .iter()
+        .filter(|e| !e.changes.is_empty())
+        .count();
+    let dropped = file.entries.iter().filter(|e| e.unfixable).count();
+    let _ = writeln!(
+        text,
+        "### {} ({}; from {})\n\n{} of its {} entries changed{}.\n",
+        markdown_code(&file.name),
+        if file.kind == "new" { "new" } else { "patched" },
+        markdown_code(&file.source),
+        changed,
+        file.entries_in_source,
+        if dropped > 0 {
+            format!(
+                ", {dropped} with no config that fits (left out of a new file; the engine takes the nearest batch size)"
+            )
+        } else {
+            String::new()
+        }
+    );
+    for note in &file.notes {
+        let _ = writeln!(text, "- {}", markdown(note));
+    }
+    if !file.notes.is_empty() {
+        text.push('\n');
+    }
+    if changed + dropped == 0 {
+        return;
+    }
+    text.push_str("| batch | bytes before | bytes after | change |\n|---|---|---|---|\n");
+    for entry in file
+        .entries
+        .iter()
+        .filter(|e| !e.changes.is_empty() || e.unfixable)
+    {
+        let mut change = if entry.unfixable {
+            "none fits".to_owned()
+        } else {
+            markdown(&entry.changes.join(", "))
+        };
+        for note in &entry.notes {
+            let _ = write!(change, " ({})", markdown(note));
+        }
+        let _ = writeln!(
+            text,
+            "| {} | {} | {} | {} |",
+            markdown(&entry.key),
+            entry.bytes_before.map_or("-".to_owned(), format_count),
+            entry.bytes_after.map_or("-".to_owned(), format_count),
+            change
+        );
+    }
+    text.push('\n');
+}
+
+/// What is written, by name below the output folder: each file, the summary and the
+/// provenance beside them.
+pub fn outputs(fixed: &FixedFiles) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = fixed
         .files
         .iter()
-        .map(|f| (dir.join(&f.name), f.text.clone()))
+        .map(|f| (f.name.clone(), f.text.clone()))
         .collect();
-    out.push((dir.join("SUMMARY.md"), summary(fixed)));
+    out.push(("SUMMARY.md".to_owned(), summary(fixed)));
     out.push((
-        dir.join("tilefit-provenance.json"),
+        "tilefit-provenance.json".to_owned(),
         serde_json::to_string_pretty(fixed).unwrap_or_default() + "\n",
     ));
     out

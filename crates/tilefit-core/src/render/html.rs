@@ -105,10 +105,7 @@ struct Grid<'a> {
 }
 
 fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+    crate::escape::html(text)
 }
 
 #[expect(clippy::cast_precision_loss, reason = "byte counts are far below 2^52")]

@@ -10,13 +10,11 @@ use crate::model::probe::ProbeReport;
 /// Markdown for GitHub.
 pub struct Markdown;
 
-/// A cell's text for GitHub-flavoured Markdown: `|` would end the cell, and `<`, `>` and `&`
-/// would be read as HTML (`!tt.ptr<bf16>` would lose its `<bf16>` as an unknown tag).
+/// A cell's or a line's text for GitHub-flavoured Markdown: the one Markdown escaper
+/// ([`crate::escape::markdown`]): `|` would end the cell, `<`, `>` and `&` would be read as HTML
+/// (`!tt.ptr<bf16>` would lose its `<bf16>` as an unknown tag), a newline would start a heading.
 pub(super) fn escape(cell: &str) -> String {
-    cell.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
+    crate::escape::markdown(cell)
 }
 
 pub(super) fn draw(table: &Table) -> String {

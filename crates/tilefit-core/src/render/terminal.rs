@@ -12,6 +12,18 @@ use crate::model::probe::ProbeReport;
 pub struct Terminal;
 
 pub(super) fn draw(table: &Table, indent: &str) -> String {
+    // A cell is one line: controls (a newline in a file name or key) as visible escapes.
+    let safe = |cells: &[String]| -> Vec<String> {
+        cells
+            .iter()
+            .map(|c| crate::escape::control(c).into_owned())
+            .collect()
+    };
+    let table = &Table {
+        header: safe(&table.header),
+        rows: table.rows.iter().map(|r| safe(r)).collect(),
+        numeric: table.numeric.clone(),
+    };
     let columns = table.header.len();
     let mut widths: Vec<usize> = table.header.iter().map(|h| h.chars().count()).collect();
     for row in &table.rows {
@@ -92,7 +104,7 @@ impl Exporter<ProbeReport> for Terminal {
         if !files.is_empty() {
             out.push_str("\nConfig files\n");
             for line in files {
-                let _ = writeln!(out, "  {line}");
+                let _ = writeln!(out, "  {}", crate::escape::control(&line));
             }
         }
 
@@ -131,7 +143,7 @@ impl Exporter<ProbeReport> for Terminal {
         if !problems.is_empty() {
             out.push_str("\nDid not compile, or failed\n");
             for line in problems {
-                let _ = writeln!(out, "  {line}");
+                let _ = writeln!(out, "  {}", crate::escape::control(&line));
             }
         }
         let _ = writeln!(out, "\n{}", super::layout::footer(report));

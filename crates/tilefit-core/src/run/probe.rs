@@ -157,7 +157,7 @@ fn plan_sweep(
     setup: &Setup,
     settings: &Settings,
 ) -> Result<Planned, ProbeError> {
-    let prepared = prepare_listed(spec, &setup.interface, targets)?;
+    let prepared = prepare_listed(spec, &setup.interface, targets, &settings.cancel)?;
     let configs = prepared.spec.configs();
     let bound = configs
         .iter()
@@ -267,6 +267,7 @@ fn sweep_in(
         recomputed: compiled.recomputed,
         seconds: started.elapsed().as_secs_f64(),
         workers: compiled.workers.clone(),
+        interrupted: settings.cancel.is_cancelled(),
     };
     report_of(
         planned,
@@ -293,6 +294,8 @@ struct Totals {
     recomputed: usize,
     seconds: f64,
     workers: Option<compile::WorkersUsed>,
+    /// The run was interrupted somewhere (its jobs may all have come from the cache).
+    interrupted: bool,
 }
 
 /// Judge every outcome, recommend, and put the report together.
@@ -345,7 +348,9 @@ fn report_of(
                 .filter(|(o, _)| o.status == CompileStatus::Failed)
                 .count(),
             seconds: totals.seconds,
-            complete: compile::complete(outcomes.iter().map(|(o, _)| o)),
+            // Interrupted anywhere (mid-walk of a config folder too): incomplete, even when
+            // every job it kept came from the cache.
+            complete: compile::complete(outcomes.iter().map(|(o, _)| o)) && !totals.interrupted,
             workers: totals.workers,
         },
     );
@@ -585,6 +590,7 @@ pub fn merge(
         // The shards ran side by side: the run took as long as its slowest shard.
         seconds: shards.iter().map(|s| s.seconds).fold(0.0, f64::max),
         workers: None,
+        interrupted: false,
     };
     report_of(planned, setup, &toolchain, &outcomes, input_error, totals)
 }

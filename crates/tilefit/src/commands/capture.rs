@@ -2,7 +2,6 @@
 //! launch captured, compiled and judged by the library (`run::capture`); the report printed and
 //! gated as a probe's is, and `--emit-spec` writes the probe specs the launches make.
 
-use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::hint::Hinted;
 use tilefit_core::run::{capture, fleet, toolchains};
@@ -61,11 +60,9 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     progress.finish();
     let report = report?;
     if let Some(dir) = &args.emit_spec {
-        std::fs::create_dir_all(dir).with_context(|| format!("creating `{}`", dir.display()))?;
         let specs = capture::specs(&report);
         for (name, text) in &specs {
-            let path = dir.join(name);
-            std::fs::write(&path, text).with_context(|| format!("writing `{}`", path.display()))?;
+            tilefit_core::write::write_below(dir, name, text)?;
         }
         crate::output::note(&format!(
             "tilefit: wrote {} probe specs (per device, each kernel's captured configs) to {}",

@@ -57,8 +57,7 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
             emit::emit_shard(&written?, &args.output)
         }
         ProbeMode::Single | ProbeMode::Matrix(_) => {
-            let report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event);
-            let mut report = report?;
+            let mut report = probe::probe(&spec, &targets, &toolchain, &settings, &mut on_event)?;
             if args.triton_from_files {
                 let python = args.compile.python.python.as_deref();
                 matrix::judge_under_tuned(
@@ -71,24 +70,24 @@ pub fn run(args: &ProbeArgs) -> anyhow::Result<u8> {
                     &mut on_event,
                 );
             }
+            // Files first: an interrupt while they are made marks the report incomplete.
+            let fixed = match &args.emit_files {
+                Some(dir) if report.stats.complete => {
+                    let fixed = fix_files::fix_files(
+                        &spec,
+                        &report,
+                        &targets,
+                        &toolchain,
+                        &settings,
+                        &mut on_note,
+                        &mut on_event,
+                    );
+                    Some((fixed, dir.as_path()))
+                }
+                _ => None,
+            };
             progress.finish();
-            emit::emit(&report, &args.output)?;
-            if let Some(path) = &args.emit_configs {
-                emit::emit_configs(&report, path)?;
-            }
-            if let Some(dir) = &args.emit_files {
-                let fixed = fix_files::fix_files(
-                    &spec,
-                    &report,
-                    &targets,
-                    &toolchain,
-                    &settings,
-                    &mut on_note,
-                    &mut on_event,
-                )?;
-                emit::emit_files(&fixed, dir)?;
-            }
-            emit::finish(&report, &args.output)
+            emit::finish_probe(&mut report, fixed, args)
         }
     }
 }

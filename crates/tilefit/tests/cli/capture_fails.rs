@@ -288,3 +288,29 @@ fn ctrl_c_kills_the_script_and_marks_the_report_incomplete() {
     });
     assert!(!left, "the script outlived the run");
 }
+
+#[test]
+fn an_exception_s_text_is_one_escaped_line_in_every_format() {
+    let (run, report) = run_mode("hostile-error", &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    assert!(report.is_object(), "{}", run.stderr);
+    let saved = super::scratch_root()
+        .join("capture-fails-hostile-error")
+        .join("report.json");
+    for format in ["terminal", "markdown", "github"] {
+        let shown = tilefit_with(
+            &["report", saved.to_str().unwrap(), "--output-format", format],
+            None,
+            &[],
+        );
+        let all = format!("{}{}", shown.stdout, shown.stderr);
+        assert!(all.contains("RuntimeError"), "{format}: {all}");
+        super::assert_no_forged_lines(&all, format, "# Injected");
+        for line in all.lines() {
+            assert!(!line.starts_with("```"), "{format}: {line}");
+            if format == "markdown" {
+                assert!(!line.contains("<details><summary>y"), "{format}: {line}");
+            }
+        }
+    }
+}

@@ -95,7 +95,7 @@ fn emitted_files_fit_their_devices_change_only_what_missed_and_carry_no_foreign_
         "{summary}"
     );
     assert!(
-        summary.contains("| 256 | 147,456 | 98,304 | num_stages 4 -> 3 |"),
+        summary.contains("| 256 | 147,456 | 98,304 | num_stages 4 -&gt; 3 |"),
         "{summary}"
     );
     let provenance: Value = serde_json::from_str(
@@ -112,25 +112,7 @@ fn emitted_files_fit_their_devices_change_only_what_missed_and_carry_no_foreign_
     }
 
     // Judged again from the written folder, every entry of every file fits its own device.
-    let spec = std::fs::read_to_string(repo().join("examples/moe/spec.toml"))
-        .unwrap()
-        .replace(
-            "file = \"fused_moe.py\"",
-            &format!(
-                "file = {:?}",
-                repo()
-                    .join("examples/moe/fused_moe.py")
-                    .display()
-                    .to_string()
-            ),
-        )
-        .replace(
-            "from_files = \"configs/*.json\"",
-            &format!(
-                "from_files = {:?}",
-                out.join("*.json").display().to_string()
-            ),
-        );
+    let spec = super::moe_spec(&out.join("*.json").display().to_string());
     let again = scratch("emit-files-again");
     std::fs::write(again.join("spec.toml"), spec).unwrap();
     let report = json_of(&probe(

@@ -12,6 +12,7 @@ mod field;
 mod fix_files;
 mod github;
 mod hostile;
+mod hostile_files;
 mod listed;
 mod live;
 mod probe;
@@ -185,6 +186,41 @@ pub fn scratch(name: &str) -> PathBuf {
 /// A file of the repository, by its path from the root.
 pub fn repo_file(path: &str) -> String {
     format!("{}/../../{path}", env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The MoE example's spec, its kernel named by absolute path and its config files by `from_files`
+/// (to write beside a folder made elsewhere).
+pub fn moe_spec(from_files: &str) -> String {
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/moe");
+    std::fs::read_to_string(example.join("spec.toml"))
+        .unwrap()
+        .replace(
+            "file = \"fused_moe.py\"",
+            &format!(
+                "file = {:?}",
+                example.join("fused_moe.py").display().to_string()
+            ),
+        )
+        .replace(
+            "from_files = \"configs/*.json\"",
+            &format!("from_files = {from_files:?}"),
+        )
+}
+
+/// No line of a run's output is a workflow command but tilefit's own annotations (under
+/// `github`, whose values GitHub's rules escape), and none starts with `starts`.
+pub fn assert_no_forged_lines(text: &str, format: &str, starts: &str) {
+    for line in text.lines() {
+        let own = format == "github"
+            && ["::error ", "::warning ", "::notice "]
+                .iter()
+                .any(|c| line.starts_with(c));
+        assert!(
+            own || !line.trim_start().starts_with("::"),
+            "{format}: {line}"
+        );
+        assert!(!line.starts_with(starts), "{format}: {line}");
+    }
 }
 
 /// A fixture's path.

@@ -30,7 +30,7 @@ const MAX_COMMAND_LINES: usize = 120;
 /// and the layers below; within a layer, modules may import each other (cycles are caught apart).
 const LIBRARY_LAYERS: &[&[&str]] = &[
     // Small helpers every stage may use: no domain knowledge.
-    &["units", "escape", "cancel", "digest", "hint"],
+    &["units", "escape", "write", "cancel", "digest", "hint"],
     // The fleet: the sourced device table, names, occupancy.
     &["device"],
     // The leaf vocabulary: kernel source, load mode, descriptors, autotune configs, job

@@ -1,0 +1,282 @@
+//! `tilefit probe SPEC --emit-files DIR` on a config-file sweep: the fix as files an engine loads.
+//!
+//! - **Patched copies** of the files whose entries miss their own device: each such entry becomes
+//!   the nearest config that fits with the fewest changes (`fix::files::candidates`), every other
+//!   byte of the file as it was.
+//! - **New files** for the fleet's devices that have none, for every shape and variant the engine
+//!   ships files for: derived from the tuned file of the nearest device (same arch first, then the
+//!   same backend's closest budget), each entry adjusted the same way, named as the engine's own
+//!   naming function names it for that device.
+//! - **A summary** for a pull request, and the provenance beside the files, never inside them.
+//!
+//! Every replacement is compiled and judged, never estimated: candidates are written as config
+//! files of a scratch folder and swept by the same spec (its variants, its launcher edits), on the
+//! device they are for, in rounds (fewer stages first, then each smaller tile), until each entry
+//! has one that fits or none is left. In a scratch file an (entry, candidate) is named by its
+//! index in the round, never by a made-up batch size.
+//!
+//! The folder is a pull request's: files of variants the spec does not describe, and files that
+//! cannot be read, are listed as not judged while every other file is made; a new file never
+//! takes the name of a file that is there but unreadable. Before anything is said to fit, every
+//! file to be written is read back the way the engine's loader reads it (Python's `json.load`,
+//! the last of repeated keys winning) and each entry is judged again on its device: a mismatch
+//! is an error, never a summary line. An interrupt stops between rounds; nothing is written then.
+
+mod error;
+mod readback;
+mod sweep;
+mod work;
+
+pub use error::FixFilesError;
+
+use crate::compile::toolchain::Toolchain;
+use crate::compile::{Event, Scratch, Settings};
+use crate::device::{DeviceTable, TargetDevice};
+use crate::fix::files::render_file;
+use crate::input::config_files::{self, ConfigFile, FileProblem};
+use crate::input::spec::ProbeSpec;
+use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
+use crate::model::probe::ProbeReport;
+use crate::model::verdict::VerdictCode;
+use crate::plan::listed::describe_variant;
+
+use readback::{Check, Expect, rejudge};
+use sweep::{compile_round, settle};
+use work::{Entries, Work, next_round, plan};
+
+/// What cannot be made, and why: files of variants the spec does not describe, and what could
+/// not be read (listed as not judged); every other file still is. Returns the files to make from,
+/// the files not judged, and the names of the files that could not be read at all.
+fn sort_out(
+    spec: &ProbeSpec,
+    files: Vec<ConfigFile>,
+    problems: &[FileProblem],
+) -> (Vec<ConfigFile>, Vec<(String, String)>, Vec<String>) {
+    let mut not_judged: Vec<(String, String)> = Vec::new();
+    let files: Vec<ConfigFile> = files
+        .into_iter()
+        .filter(|f| match describe_variant(spec, f) {
+            Ok(_) => true,
+            Err(why) => {
+                not_judged.push((f.name.clone(), why));
+                false
+            }
+        })
+        .collect();
+    for problem in problems {
+        let file = problem.path.file_name().map_or_else(
+            || problem.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        not_judged.push((file, problem.problem.clone()));
+    }
+    let unreadable: Vec<String> = problems
+        .iter()
+        .filter(|p| p.entry.is_none())
+        .filter_map(|p| p.path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .collect();
+    (files, not_judged, unreadable)
+}
+
+/// Make the files.
+pub fn fix_files(
+    spec: &ProbeSpec,
+    report: &ProbeReport,
+    fleet: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_note: &mut dyn FnMut(String),
+    on_event: &mut dyn FnMut(Event),
+) -> Result<FixedFiles, FixFilesError> {
+    let Some(pattern) = &spec.config_files else {
+        return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
+    };
+    let table = DeviceTable::builtin()?;
+    let interrupted = || FixedFiles {
+        tilefit: env!("CARGO_PKG_VERSION").to_owned(),
+        triton: toolchain.triton_version.clone(),
+        files: Vec::new(),
+        skipped: Vec::new(),
+        not_judged: Vec::new(),
+        rejudged: 0,
+        complete: false,
+    };
+    let (files, problems) = match config_files::read(pattern, table, &settings.cancel) {
+        Ok(read) => read,
+        Err(config_files::ConfigFilesError::Interrupted(_)) => return Ok(interrupted()),
+        Err(e) => return Err(FixFilesError::Files(e.to_string())),
+    };
+    let (files, not_judged, unreadable) = sort_out(spec, files, &problems);
+    let mut skipped = Vec::new();
+    let mut work = plan(
+        &files,
+        &unreadable,
+        report,
+        fleet,
+        table,
+        &toolchain.triton_version,
+        &mut skipped,
+    );
+    work::bytes_from_report(&mut work, report);
+    work::drop_unjudged(&mut work, report);
+    let scratch = Scratch::new(&settings.cache_dir, "emit-files");
+    let mut round_number = 0;
+    loop {
+        if settings.cancel.is_cancelled() {
+            return Ok(interrupted());
+        }
+        let round = next_round(&work);
+        if round.is_empty() {
+            break;
+        }
+        round_number += 1;
+        on_note(format!(
+            "tilefit: --emit-files round {round_number}: {} entries or candidates to compile",
+            round.len()
+        ));
+        let Some(results) = compile_round(
+            spec,
+            &work,
+            &round,
+            &scratch.path().join(format!("round-{round_number}")),
+            toolchain,
+            settings,
+            on_event,
+        )?
+        else {
+            return Ok(interrupted());
+        };
+        settle(&mut work, &round, &results);
+    }
+    let (files, checks): (Vec<FileFix>, Vec<Check>) =
+        work.into_iter().map(|item| finish(item, table)).unzip();
+    on_note(format!(
+        "tilefit: --emit-files: reading the {} files back as the engine does and judging them again",
+        files.len()
+    ));
+    let Some(rejudged) = rejudge(
+        spec,
+        &files,
+        &checks,
+        &scratch.path().join("written"),
+        toolchain,
+        settings,
+        on_event,
+    )?
+    else {
+        return Ok(interrupted());
+    };
+    Ok(FixedFiles {
+        tilefit: env!("CARGO_PKG_VERSION").to_owned(),
+        triton: toolchain.triton_version.clone(),
+        files,
+        skipped,
+        not_judged,
+        rejudged,
+        complete: true,
+    })
+}
+
+fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
+    let budget = table
+        .resolve(&item.device.device)
+        .map_or(item.device.smem_per_block_optin, |r| {
+            u64::from(r.arch().budget())
+        });
+    let mut fixes = Vec::new();
+    let mut replacements = Vec::new();
+    let mut expect = Vec::new();
+    for pending in &item.entries {
+        let (changes, bytes_after, entry, unfixable) = match &pending.chosen {
+            Some((i, bytes)) => {
+                let c = &pending.candidates[*i];
+                (c.changes.clone(), *bytes, Some(c.entry.clone()), false)
+            }
+            None if pending.fits_as_is() => (
+                Vec::new(),
+                pending.bytes_before,
+                Some(pending.entry.clone()),
+                false,
+            ),
+            None => (Vec::new(), None, None, true),
+        };
+        if let (Some(entry), false) = (&entry, changes.is_empty()) {
+            replacements.push((pending.key.clone(), entry.clone()));
+        }
+        match (&entry, item.kind) {
+            (Some(e), _) => expect.push((pending.key.clone(), Some(e.clone()), Expect::Fits)),
+            (None, "patched") => expect.push((pending.key.clone(), None, Expect::NotFits)),
+            (None, _) => {}
+        }
+        fixes.push((
+            EntryFix {
+                key: pending.key.clone(),
+                bytes_before: pending.bytes_before,
+                bytes_after,
+                changes,
+                unfixable,
+                notes: pending.notes.clone(),
+            },
+            entry,
+        ));
+    }
+    for (key, verdict) in &item.kept {
+        expect.push((key.clone(), None, Expect::Same(*verdict)));
+    }
+    let mut notes = item.notes.clone();
+    for (key, verdict) in item
+        .kept
+        .iter()
+        .filter(|(_, v)| *v != Some(VerdictCode::Fits))
+    {
+        notes.push(format!(
+            "entry `{key}` is kept as the source has it, and does not fit: {}",
+            verdict.map_or("it did not compile", VerdictCode::as_str)
+        ));
+    }
+    notes.extend(item
+        .source
+        .repeated_keys
+        .iter()
+        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched")));
+    let text = if item.kind == "patched" {
+        let original = std::fs::read_to_string(&item.source.path).unwrap_or_default();
+        match crate::fix::files::patch_text(&original, &replacements) {
+            Ok(text) => text,
+            Err(why) => {
+                notes.push(format!("not patched: {why}"));
+                original
+            }
+        }
+    } else {
+        // The source's key order inside each entry, and no metadata key: the engine's loader
+        // reads every key as a batch size.
+        let source_text = std::fs::read_to_string(&item.source.path).unwrap_or_default();
+        let entries: Entries = fixes
+            .iter()
+            .filter_map(|(f, e)| e.clone().map(|e| (f.key.clone(), e)))
+            .collect();
+        let order: Vec<Vec<String>> = entries
+            .iter()
+            .map(|(k, _)| crate::fix::files::entry_key_order(&source_text, k))
+            .collect();
+        render_file(&entries, &order)
+    };
+    let check = Check {
+        device: item.device.clone(),
+        expect,
+        exact_keys: item.kind == "new",
+    };
+    let fix = FileFix {
+        name: item.name,
+        kind: item.kind,
+        device: item.device.device.clone(),
+        budget,
+        source: item.source.name.clone(),
+        entries: fixes.into_iter().map(|(f, _)| f).collect(),
+        entries_in_source: item.source.entries.len(),
+        notes,
+        text,
+    };
+    (fix, check)
+}
