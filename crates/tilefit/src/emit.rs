@@ -255,12 +255,20 @@ pub fn emit_files(
         dir.display(),
         fixed.rejudged
     ));
+    // Names and reasons hold what the folder named: each one line.
+    let line = |text: &str| tilefit_core::escape::control(text).into_owned();
     for (device, why) in &fixed.skipped {
-        output::note(&format!("tilefit: no config files for {device}: {why}"));
+        output::note(&format!(
+            "tilefit: no config files for {}: {}",
+            line(device),
+            line(why)
+        ));
     }
     for (file, why) in &fixed.not_judged {
         output::note(&format!(
-            "tilefit: not judged, nothing made from it: {file}: {why}"
+            "tilefit: not judged: {}: {}",
+            line(file),
+            line(why)
         ));
     }
     Ok(())

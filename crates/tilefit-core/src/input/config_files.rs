@@ -327,6 +327,11 @@ fn json_type(value: &Value) -> &'static str {
 /// value), or `None` when it can.
 fn entry_problem(config: &serde_json::Map<String, Value>) -> Option<String> {
     for (name, value) in config {
+        if name.len() > MAX_KEY_BYTES || name.chars().any(crate::escape::is_unsafe) {
+            return Some(format!(
+                "one of its keys is longer than {MAX_KEY_BYTES} bytes or holds a control character, and config keys are parameter names"
+            ));
+        }
         if let Some(word) = json_text::non_finite(value) {
             return Some(format!(
                 "`{name}` is {word}, which the engine's `json.load` reads but no kernel launches with; config values are finite numbers, booleans or strings"
@@ -433,7 +438,7 @@ fn read_one(
         problem(if text.starts_with('\u{feff}') {
             format!("{why}: the engine cannot load it either, so no device gets these configs; save it without the mark")
         } else {
-            format!("{why}: tilefit reads a config file as the engine's `json.load` does, and cannot read this one; fix the file")
+            format!("{why}: tilefit cannot read it (the engine's `json.load` may still read it), so it is not judged; fix the file")
         })
     })?;
     let Value::Object(map) = json else {
@@ -546,6 +551,13 @@ pub fn read(
         match read_one(&path, &root, table, &mut problems) {
             Ok(file) => files.push(file),
             Err(problem) => problems.push(problem),
+        }
+    }
+    // What a report carries is one line: a name from the folder (a link's, a FIFO's) escaped.
+    for problem in &mut problems {
+        let shown = problem.path.to_string_lossy();
+        if shown.chars().any(crate::escape::is_unsafe) {
+            problem.path = PathBuf::from(crate::escape::control(&shown).into_owned());
         }
     }
     if interrupted {

@@ -39,7 +39,8 @@ pub struct FileFix {
     /// The entries settled, in the file's order: every entry of a new file, the entries that
     /// missed in a patched copy.
     pub entries: Vec<EntryFix>,
-    /// Entries in the source file.
+    /// The entries the file holds from its source: all of a patched copy's, the ones a new file
+    /// carries over.
     pub entries_in_source: usize,
     /// What the summary must say of the file (a key written twice, and which copy was patched).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -94,7 +94,8 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
     write(
         &format!("E=128,N=14336,{RTX4090}.json"),
         &format!(
-            "{{\"1\": {{\"BLOCK_SIZE_M\": 16, \"X\": 1}}, \"2\": {{\"BLOCK_SIZE_M\": 16, \"num_stages\": -1}}, \"3\": {{\"BLOCK_SIZE_M\": 16, \"num_warps\": \"FAKE\"}}, \"256\": {OVER}}}"
+            "{{\"1\": {{\"BLOCK_SIZE_M\": 16, \"X\": 1}}, \"2\": {{\"BLOCK_SIZE_M\": 16, \"num_stages\": -1}}, \"3\": {{\"BLOCK_SIZE_M\": 16, \"num_warps\": \"FAKE\"}}, \"4\": {{\"BLOCK_SIZE_M\": 16, \"{}\": 1}}, \"256\": {OVER}}}",
+            "K".repeat(80) + "TAIL"
         ),
     );
     // A FIFO named like a config file: reading it would block forever.
@@ -109,6 +110,8 @@ fn hostile_folder(dir: &Path) -> (PathBuf, PathBuf) {
     std::fs::write(&secret, r#"{"auths": {"r": {"auth": "FAKE-TOKEN-a93c"}}}"#).unwrap();
     std::os::unix::fs::symlink(&secret, configs.join(format!("E=8,N=1,{H100}.json"))).unwrap();
     std::os::unix::fs::symlink(".", configs.join("loop-a")).unwrap();
+    // A link whose name forges a line.
+    std::os::unix::fs::symlink(".", configs.join("link\ntilefit: FORGED line\n.json")).unwrap();
     std::os::unix::fs::symlink(".", configs.join("loop-b")).unwrap();
     let spec = super::moe_spec("configs/**/*.json") + "\n[files.variants.\"down\"]\n";
     let spec_path = dir.join("spec.toml");
@@ -317,6 +320,26 @@ fn made_every_other_file(out: &Path) {
     );
 }
 
+/// Each refusal is one clear line naming the key and the rule; nothing forges a line.
+fn every_refusal_is_a_clear_line(run: &Run) {
+    assert!(!run.stdout.contains("TAIL") && !run.stderr.contains("TAIL"));
+    for text in [&run.stdout, &run.stderr] {
+        assert!(
+            !text.lines().any(|l| l.starts_with("tilefit: FORGED")),
+            "{text}"
+        );
+    }
+    for line in [
+        "one of its keys is longer than 64 bytes",
+        "is not a regular file",
+        "`num_stages` is a negative or fractional number",
+        "`num_warps` is a string",
+        "`X` is neither a parameter",
+    ] {
+        assert!(run.stdout.contains(line), "{line}: {}", run.stdout);
+    }
+}
+
 #[test]
 fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks() {
     let dir = scratch("hostile-emit");
@@ -359,14 +382,7 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
         "{}",
         run.stdout
     );
-    for line in [
-        "is not a regular file",
-        "`num_stages` is a negative or fractional number",
-        "`num_warps` is a string",
-        "`X` is neither a parameter",
-    ] {
-        assert!(run.stdout.contains(line), "{line}: {}", run.stdout);
-    }
+    every_refusal_is_a_clear_line(&run);
 
     made_every_other_file(&out);
     // A new file carries only what its source's own device judged.
@@ -420,6 +436,8 @@ fn a_hostile_folder_gets_files_that_mean_what_the_engine_reads_and_nothing_leaks
         "{summary}"
     );
     assert!(summary.contains("written more than once"), "{summary}");
+    // The patched copy keeps the entries the probe left out, and says so.
+    assert!(summary.contains("not judged (left out"), "{summary}");
     let provenance: Value = serde_json::from_str(
         &std::fs::read_to_string(out.join("tilefit-provenance.json")).unwrap(),
     )

@@ -106,6 +106,15 @@ pub fn fix_files(
         Err(config_files::ConfigFilesError::Interrupted(_)) => return Ok(interrupted()),
         Err(e) => return Err(FixFilesError::Files(e.to_string())),
     };
+    // The probe's own left-out entries (a key the kernel does not take) are not judged either.
+    let mut problems = problems;
+    if let Some(listed) = &report.listed {
+        for problem in &listed.file_problems {
+            if !problems.contains(problem) {
+                problems.push(problem.clone());
+            }
+        }
+    }
     let (files, not_judged, unreadable) = sort_out(spec, files, &problems);
     let mut skipped = Vec::new();
     let mut work = plan(
@@ -177,6 +186,28 @@ pub fn fix_files(
     })
 }
 
+/// What the summary says of a file besides its entries: the work's own notes, kept entries that
+/// do not fit, keys written twice.
+fn notes_of(item: &Work) -> Vec<String> {
+    let mut notes = item.notes.clone();
+    for (key, verdict) in item
+        .kept
+        .iter()
+        .filter(|(_, v)| *v != Some(VerdictCode::Fits))
+    {
+        notes.push(format!(
+            "entry `{key}` is kept as the source has it, and does not fit: {}",
+            verdict.map_or("it did not compile", VerdictCode::as_str)
+        ));
+    }
+    notes.extend(item
+        .source
+        .repeated_keys
+        .iter()
+        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched")));
+    notes
+}
+
 fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
     let budget = table
         .resolve(&item.device.device)
@@ -223,22 +254,7 @@ fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
     for (key, verdict) in &item.kept {
         expect.push((key.clone(), None, Expect::Same(*verdict)));
     }
-    let mut notes = item.notes.clone();
-    for (key, verdict) in item
-        .kept
-        .iter()
-        .filter(|(_, v)| *v != Some(VerdictCode::Fits))
-    {
-        notes.push(format!(
-            "entry `{key}` is kept as the source has it, and does not fit: {}",
-            verdict.map_or("it did not compile", VerdictCode::as_str)
-        ));
-    }
-    notes.extend(item
-        .source
-        .repeated_keys
-        .iter()
-        .map(|key| format!("key `{key}` is written more than once in the source; the engine's `json.load` keeps the last copy, which is the one judged and patched")));
+    let mut notes = notes_of(&item);
     let text = if item.kind == "patched" {
         let original = std::fs::read_to_string(&item.source.path).unwrap_or_default();
         match crate::fix::files::patch_text(&original, &replacements) {
@@ -274,7 +290,12 @@ fn finish(item: Work, table: &DeviceTable) -> (FileFix, Check) {
         budget,
         source: item.source.name.clone(),
         entries: fixes.into_iter().map(|(f, _)| f).collect(),
-        entries_in_source: item.source.entries.len(),
+        // A new file's entries are those it carries over; a patched copy's, the source's.
+        entries_in_source: if item.kind == "new" {
+            item.entries.len()
+        } else {
+            item.source.entries.len()
+        },
         notes,
         text,
     };

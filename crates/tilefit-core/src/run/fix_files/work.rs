@@ -196,12 +196,28 @@ pub(super) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work
                 )
             })
             .collect();
-        let kept = judged
+        let kept: Vec<(String, Option<VerdictCode>)> = judged
             .entries
             .iter()
             .filter(|e| !over.contains(&e.key.as_str()))
             .map(|e| (e.key.clone(), e.verdict))
             .collect();
+        // Entries the probe left out (a key the kernel does not take): the copy keeps them as
+        // they are, unjudged, and says so.
+        let unjudged: Vec<String> = file
+            .entries
+            .iter()
+            .map(|(k, _)| k)
+            .filter(|k| !judged.entries.iter().any(|e| e.key == **k))
+            .map(|k| format!("`{k}`"))
+            .collect();
+        let mut notes = Vec::new();
+        if !unjudged.is_empty() {
+            notes.push(format!(
+                "kept as the source has them and not judged (left out: see below): {}",
+                unjudged.join(", ")
+            ));
+        }
         work.push(Work {
             device: device.clone(),
             name: file.name.clone(),
@@ -209,7 +225,7 @@ pub(super) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work
             source: file.clone(),
             entries,
             kept,
-            notes: Vec::new(),
+            notes,
         });
     }
     work
