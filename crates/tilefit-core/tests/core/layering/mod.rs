@@ -479,6 +479,52 @@ fn the_code_keeps_its_layers_has_no_cycles_and_no_long_files() {
 }
 
 /// The size rule holds for the tests too (this checker's own files included).
+/// The library's layers as ARCHITECTURE.md's table lists them: per row, the modules in its
+/// second column.
+fn documented_layers(text: &str) -> Vec<Vec<String>> {
+    let Some(start) = text.find("| layer | modules | owns |") else {
+        return Vec::new();
+    };
+    text[start..]
+        .lines()
+        .skip(2)
+        .take_while(|line| line.starts_with('|'))
+        .map(|row| {
+            let modules = row.split('|').nth(2).unwrap_or_default();
+            modules
+                .split('`')
+                .skip(1)
+                .step_by(2)
+                .map(str::to_owned)
+                .collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_map_lists_the_layers_the_test_keeps() {
+    let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let documented = documented_layers(&map);
+    let kept: Vec<Vec<String>> = LIBRARY_LAYERS
+        .iter()
+        .map(|layer| layer.iter().map(|m| (*m).to_owned()).collect())
+        .collect();
+    assert_eq!(
+        documented, kept,
+        "ARCHITECTURE.md's layer table and LIBRARY_LAYERS differ: change both together"
+    );
+    // Every module of the library is in a layer.
+    let lib = std::fs::read_to_string(root().join("crates/tilefit-core/src/lib.rs")).unwrap();
+    for line in lib.lines() {
+        if let Some(module) = line.strip_prefix("pub mod ").and_then(|m| m.strip_suffix(';')) {
+            assert!(
+                kept.iter().flatten().any(|m| m == module),
+                "`{module}` is in no layer"
+            );
+        }
+    }
+}
+
 #[test]
 fn no_test_file_is_over_the_line_limit() {
     let root = root();
