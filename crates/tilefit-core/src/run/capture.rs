@@ -267,16 +267,6 @@ fn run_target(
     Ok((process, records))
 }
 
-/// The words of an error and its causes, on one line.
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let _ = write!(text, ": {cause}");
-        source = cause.source();
-    }
-    text
-}
 
 /// The probe results of one target's compiles, each through its spec (the same TOML
 /// `--emit-spec` writes for it), on one pool of workers.
@@ -337,7 +327,7 @@ fn compile_all(
                 specs.push(spec);
                 spec_of.push(i);
             }
-            Err(e) => reports[i].error = Some(chain(&e)),
+            Err(e) => reports[i].error = Some(crate::run::hints::chain_text(&e)),
         }
     }
     let results = crate::run::probe::probe_each(
@@ -350,7 +340,7 @@ fn compile_all(
     for (i, outcome) in spec_of.into_iter().zip(results) {
         match outcome {
             Ok(probe) => reports[i].result = probe.results.into_iter().next(),
-            Err(e) => reports[i].error = Some(chain(&e)),
+            Err(e) => reports[i].error = Some(crate::run::hints::chain_text(&e)),
         }
     }
     reports

@@ -105,7 +105,7 @@ pub fn judge_under_tuned(
         let toolchain = match toolchains::for_version(python, &version, on_note) {
             Ok(toolchain) => toolchain,
             Err(error) => {
-                probe::tuned_unavailable(report, &version, &chain_text(&error));
+                probe::tuned_unavailable(report, &version, &crate::run::hints::chain_text(&error));
                 continue;
             }
         };
@@ -119,14 +119,3 @@ pub fn judge_under_tuned(
     }
 }
 
-/// An error and its causes on one line, `a: b: c` (anyhow's `{:#}`).
-fn chain_text(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
-}
