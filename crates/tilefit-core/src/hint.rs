@@ -1,7 +1,7 @@
 //! What to do next, as data: one [`Hint`] trait every error of the library with a next step
 //! implements, and [`Hinted`], a hint for an error that has no type of its own. The walk over an
 //! error's cause chain (uv's `diagnostics.rs`) is `run::hints`, above every stage whose errors it
-//! knows.
+//! knows; the one walk of a chain into one line of words is here (`chain_text`).
 
 use std::error::Error;
 use std::fmt;
@@ -58,4 +58,17 @@ impl Hint for Hinted {
     fn hint(&self) -> Option<String> {
         Some(self.hint.clone())
     }
+}
+
+/// An error and its causes on one line, `a: b: c` (anyhow's `{:#}`): the one walk of a cause
+/// chain into words, for reports that keep an error as text.
+pub fn chain_text(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        cause = e.source();
+    }
+    text
 }

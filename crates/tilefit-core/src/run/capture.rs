@@ -8,7 +8,6 @@
 //! is installed, and always gets this release's.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -267,7 +266,6 @@ fn run_target(
     Ok((process, records))
 }
 
-
 /// The probe results of one target's compiles, each through its spec (the same TOML
 /// `--emit-spec` writes for it), on one pool of workers.
 fn compile_all(
@@ -327,7 +325,7 @@ fn compile_all(
                 specs.push(spec);
                 spec_of.push(i);
             }
-            Err(e) => reports[i].error = Some(crate::run::hints::chain_text(&e)),
+            Err(e) => reports[i].error = Some(crate::hint::chain_text(&e)),
         }
     }
     let results = crate::run::probe::probe_each(
@@ -340,7 +338,7 @@ fn compile_all(
     for (i, outcome) in spec_of.into_iter().zip(results) {
         match outcome {
             Ok(probe) => reports[i].result = probe.results.into_iter().next(),
-            Err(e) => reports[i].error = Some(crate::run::hints::chain_text(&e)),
+            Err(e) => reports[i].error = Some(crate::hint::chain_text(&e)),
         }
     }
     reports

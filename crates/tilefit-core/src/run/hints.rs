@@ -1,7 +1,6 @@
 //! The first hint along an error's cause chain (uv's `diagnostics.rs`): the binary returns the
 //! library's errors with `?`, and at the top prints `error:`, each `Caused by:` and the hint this
-//! finds. Every library error with a next step is listed here once. Also the one walk of a cause
-//! chain into one line of text (`chain_text`).
+//! finds. Every library error with a next step is listed here once.
 
 use std::error::Error;
 
@@ -45,19 +44,6 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::run::fix_files::FixFilesError,
     );
     None
-}
-
-/// An error and its causes on one line, `a: b: c` (anyhow's `{:#}`): the one walk of a cause
-/// chain into words, for reports that keep an error as text.
-pub fn chain_text(error: &dyn Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(e) = cause {
-        text.push_str(": ");
-        text.push_str(&e.to_string());
-        cause = e.source();
-    }
-    text
 }
 
 /// The first hint along an error's cause chain, from the outermost error in.

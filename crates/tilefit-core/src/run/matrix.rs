@@ -105,7 +105,7 @@ pub fn judge_under_tuned(
         let toolchain = match toolchains::for_version(python, &version, on_note) {
             Ok(toolchain) => toolchain,
             Err(error) => {
-                probe::tuned_unavailable(report, &version, &crate::run::hints::chain_text(&error));
+                probe::tuned_unavailable(report, &version, &crate::hint::chain_text(&error));
                 continue;
             }
         };
@@ -118,4 +118,3 @@ pub fn judge_under_tuned(
         }
     }
 }
-

@@ -516,7 +516,10 @@ fn the_map_lists_the_layers_the_test_keeps() {
     // Every module of the library is in a layer.
     let lib = std::fs::read_to_string(root().join("crates/tilefit-core/src/lib.rs")).unwrap();
     for line in lib.lines() {
-        if let Some(module) = line.strip_prefix("pub mod ").and_then(|m| m.strip_suffix(';')) {
+        if let Some(module) = line
+            .strip_prefix("pub mod ")
+            .and_then(|m| m.strip_suffix(';'))
+        {
             assert!(
                 kept.iter().flatten().any(|m| m == module),
                 "`{module}` is in no layer"
