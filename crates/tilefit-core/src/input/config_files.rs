@@ -76,6 +76,16 @@ pub struct FileProblem {
     pub entry: Option<String>,
 }
 
+impl FileProblem {
+    /// The file's name (the path's last part), as lines and findings name it.
+    pub fn file_name(&self) -> String {
+        self.path.file_name().map_or_else(
+            || self.path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    }
+}
+
 /// Why the files could not be listed at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ConfigFilesError {
@@ -102,6 +112,12 @@ pub const MAX_FILE_BYTES: u64 = 8 << 20;
 /// The longest top-level key read: a batch size is a number; a longer key is left out (and never
 /// carried into a report or a summary).
 pub const MAX_KEY_BYTES: usize = 64;
+
+/// Whether a key from a file is refused: longer than [`MAX_KEY_BYTES`] or holding a control
+/// character (no report or summary may carry it).
+fn refused_key(key: &str) -> bool {
+    key.len() > MAX_KEY_BYTES || key.chars().any(crate::escape::is_unsafe)
+}
 
 /// The compile options an entry may set, with the largest value compiled: beyond it a value is
 /// no config any engine tunes (Triton pipelines usefully at a handful of stages, a block has at
@@ -327,7 +343,7 @@ fn json_type(value: &Value) -> &'static str {
 /// value), or `None` when it can.
 fn entry_problem(config: &serde_json::Map<String, Value>) -> Option<String> {
     for (name, value) in config {
-        if name.len() > MAX_KEY_BYTES || name.chars().any(crate::escape::is_unsafe) {
+        if refused_key(name) {
             return Some(format!(
                 "one of its keys is longer than {MAX_KEY_BYTES} bytes or holds a control character, and config keys are parameter names"
             ));
@@ -452,7 +468,7 @@ fn read_one(
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {
-        if key.chars().any(crate::escape::is_unsafe) || key.len() > MAX_KEY_BYTES {
+        if refused_key(&key) {
             let shown: String = crate::escape::control(&key).chars().take(40).collect();
             problems.push(FileProblem {
                 entry: Some(shown.clone()),
@@ -542,7 +558,7 @@ pub fn read(
         let relative = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy();
         if relative.chars().any(crate::escape::is_unsafe) {
             problems.push(FileProblem {
-                path: root.join(crate::escape::control(&relative).as_ref()),
+                path: path.clone(),
                 problem: "its name holds a control character (a newline, an escape, a bidirectional override), which no engine's config file name has; rename it".to_owned(),
                 entry: None,
             });

@@ -211,12 +211,7 @@ impl Findings for ProbeReport {
             .file_problems
             .iter()
             .filter(|p| p.entry.is_none())
-            .map(|p| {
-                p.path.file_name().map_or_else(
-                    || p.path.display().to_string(),
-                    |n| n.to_string_lossy().into_owned(),
-                )
-            });
+            .map(crate::input::config_files::FileProblem::file_name);
         unresolved
             .chain(unreadable)
             .map(|f| crate::escape::control(&f).into_owned())
@@ -231,12 +226,8 @@ impl Findings for ProbeReport {
             .file_problems
             .iter()
             .map(|p| {
-                let file = p.path.file_name().map_or_else(
-                    || p.path.display().to_string(),
-                    |n| n.to_string_lossy().into_owned(),
-                );
                 // A finding is one line of the gate's summary: names from the folder escaped.
-                let file = crate::escape::control(&file).into_owned();
+                let file = crate::escape::control(&p.file_name()).into_owned();
                 match &p.entry {
                     Some(key) => format!("{file} entry {}", crate::escape::control(key)),
                     None => file,

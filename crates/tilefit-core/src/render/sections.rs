@@ -298,10 +298,7 @@ pub(crate) fn file_lines(report: &ProbeReport) -> Vec<String> {
         ));
     }
     for problem in &listed.file_problems {
-        let name = problem.path.file_name().map_or_else(
-            || problem.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
+        let name = problem.file_name();
         let what = if problem.entry.is_some() {
             "ENTRY LEFT OUT"
         } else {

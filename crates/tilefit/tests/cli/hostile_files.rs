@@ -514,11 +514,9 @@ fn spawn_probe(
     (child, lines, reader)
 }
 
-/// SIGTERM now; how long until the process is gone, its exit code and its stdout.
-fn terminate(
-    mut child: std::process::Child,
-    stdout: std::thread::JoinHandle<String>,
-) -> (std::time::Duration, Option<i32>, String) {
+/// SIGTERM now: the process is gone within a second, exits 2, and its report (stdout) is
+/// marked incomplete. Returns the report.
+fn terminate(mut child: std::process::Child, stdout: std::thread::JoinHandle<String>) -> Value {
     let started = std::time::Instant::now();
     let status = std::process::Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
@@ -527,7 +525,15 @@ fn terminate(
     assert!(status.success());
     let code = child.wait().unwrap().code();
     let took = started.elapsed();
-    (took, code, stdout.join().unwrap())
+    let stdout = stdout.join().unwrap();
+    assert!(
+        took < std::time::Duration::from_secs(1),
+        "{took:?} after SIGTERM"
+    );
+    assert_eq!(code, Some(2), "{stdout}");
+    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
+    assert_eq!(report["stats"]["complete"], false);
+    report
 }
 
 #[test]
@@ -555,14 +561,7 @@ fn sigterm_mid_round_stops_within_a_second_writes_nothing_and_marks_the_report_i
             break;
         }
     }
-    let (took, code, stdout) = terminate(child, stdout);
-    assert!(
-        took < std::time::Duration::from_secs(1),
-        "{took:?} after SIGTERM"
-    );
-    assert_eq!(code, Some(2), "{stdout}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert_eq!(report["stats"]["complete"], false);
+    terminate(child, stdout);
     // No file of a search that did not end: each would hold entries never judged.
     assert!(
         !out.exists() || json_files(&out).is_empty(),
@@ -620,14 +619,7 @@ fn sigterm_mid_walk_stops_within_a_second_and_marks_the_report_incomplete() {
         );
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
-    let (took, code, stdout) = terminate(child, stdout);
-    assert!(
-        took < std::time::Duration::from_secs(1),
-        "{took:?} after SIGTERM"
-    );
-    assert_eq!(code, Some(2), "{stdout}");
-    let report: Value = serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
-    assert_eq!(report["stats"]["complete"], false);
+    let report = terminate(child, stdout);
     let problems = report["listed"]["file_problems"].as_array().unwrap();
     assert!(
         problems

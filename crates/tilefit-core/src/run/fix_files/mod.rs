@@ -64,16 +64,12 @@ fn sort_out(
         })
         .collect();
     for problem in problems {
-        let file = problem.path.file_name().map_or_else(
-            || problem.path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        not_judged.push((file, problem.problem.clone()));
+        not_judged.push((problem.file_name(), problem.problem.clone()));
     }
     let unreadable: Vec<String> = problems
         .iter()
         .filter(|p| p.entry.is_none())
-        .filter_map(|p| p.path.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .map(FileProblem::file_name)
         .collect();
     (files, not_judged, unreadable)
 }
