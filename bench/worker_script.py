@@ -1,5 +1,5 @@
-"""The worker script as tilefit embeds it: the parts of crates/tilefit-core/src/compile/worker/,
-in the order of their names (the Rust side lists the same order, and a test checks it), loaded as
+"""The worker script as tilefit embeds it: python/tilefit/_jit.py, then the parts of
+crates/tilefit-core/src/compile/worker/, in the order of their names (the Rust side lists the same order, and a test checks it), loaded as
 a module for the benchmarks that call the worker's functions directly."""
 
 import glob
@@ -12,7 +12,9 @@ PARTS = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "compile", "wo
 
 def source():
     """The whole script."""
-    return "".join(open(p, encoding="utf-8").read() for p in sorted(glob.glob(os.path.join(PARTS, "*.py"))))
+    shared = [os.path.join(HERE, "..", "python", "tilefit", "_jit.py")]
+    parts = shared + sorted(glob.glob(os.path.join(PARTS, "*.py")))
+    return "".join(open(p, encoding="utf-8").read() for p in parts)
 
 
 def load():

@@ -8,6 +8,7 @@
 
 pub mod files;
 pub mod launch;
+pub mod rounds;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

@@ -218,6 +218,8 @@ pub fn finish_probe(
     if let Some(path) = &args.emit_configs {
         emit_configs(report, path)?;
     }
+    // `emit_files` says itself when the files were interrupted.
+    let emitted = fixed.is_some();
     if let Some((files, dir)) = fixed {
         emit_files(&files?, dir)?;
     }
@@ -226,11 +228,16 @@ pub fn finish_probe(
         output.fail_on.push(Rule::UnreadableFiles);
     }
     let code = finish(report, &output)?;
-    Ok(if report.stats.complete {
-        code
-    } else {
-        code.max(exit_codes::BAD_INPUT_OR_TOOL_FAILURE)
-    })
+    if report.stats.complete {
+        return Ok(code);
+    }
+    output::note(
+        "tilefit: the run was interrupted: the report is incomplete (a job an interrupt kept from running says FAILED)",
+    );
+    if args.emit_files.is_some() && !emitted {
+        output::note("tilefit: --emit-files was interrupted: no config file was written");
+    }
+    Ok(code.max(exit_codes::BAD_INPUT_OR_TOOL_FAILURE))
 }
 
 /// Write `--emit-files`: the config files, the summary and the provenance, under `dir`, never
@@ -356,7 +363,7 @@ fn exit_code(outcome: &Outcome) -> u8 {
     let (failed, total) = outcome.failed_jobs;
     if failed > 0 {
         output::note(&format!(
-            "tilefit: {failed} of {total} jobs failed (worker faults); their cells say FAILED"
+            "tilefit: {failed} of {total} jobs failed (worker faults, or an interrupt); their cells say FAILED"
         ));
         return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
     }
@@ -369,6 +376,41 @@ fn exit_code(outcome: &Outcome) -> u8 {
 
 /// Write a shard's results to `--json` (`-` for stdout) and say what to do with them; exit 2 if
 /// a job failed.
+/// `--emit-spec DIR`: the probe specs a capture's launches make, written below `DIR`, and a note.
+pub fn emit_specs(specs: &[(String, String)], dir: &std::path::Path) -> anyhow::Result<()> {
+    for (name, text) in specs {
+        tilefit_core::write::write_below(dir, name, text)?;
+    }
+    let toml = specs
+        .iter()
+        .filter(|(n, _)| {
+            std::path::Path::new(n)
+                .extension()
+                .is_some_and(|e| e == "toml")
+        })
+        .count();
+    crate::output::note(&format!(
+        "tilefit: wrote {toml} probe specs (per device, each kernel's captured configs) to {}",
+        dir.display()
+    ));
+    Ok(())
+}
+
+/// `--dump-jobs FILE`: the jobs a probe would compile, as JSON, and a note.
+pub fn emit_jobs(
+    jobs: &[tilefit_core::vocab::CompileJob],
+    path: &std::path::Path,
+) -> anyhow::Result<u8> {
+    std::fs::write(path, serde_json::to_string_pretty(jobs)? + "\n")
+        .with_context(|| format!("writing `{}`", path.display()))?;
+    crate::output::note(&format!(
+        "tilefit: wrote {} jobs to {}",
+        jobs.len(),
+        path.display()
+    ));
+    Ok(crate::exit_codes::OK)
+}
+
 pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u8> {
     let path = args.json.as_deref().unwrap_or("-");
     let (compiled, failed, total) = shard.tally();

@@ -9,6 +9,7 @@ mod exit_codes;
 mod failure;
 mod output;
 mod progress;
+mod session;
 mod settings;
 
 use std::process::ExitCode;

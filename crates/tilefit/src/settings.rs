@@ -9,7 +9,9 @@ use std::time::Duration;
 use tilefit_core::compile::{Settings, toolchain};
 
 use tilefit_core::hint::Hinted;
+use tilefit_core::model::shard::Invocation;
 use tilefit_core::plan::shard::Shard;
+use tilefit_core::run::probe::ProbeRun;
 use tilefit_core::run::toolchains::{Wanted, unsupported};
 
 use crate::cli::{CompileArgs, ProbeArgs, PythonArgs, Resources, VerifyArgs};
@@ -84,6 +86,73 @@ pub fn wanted(args: &PythonArgs) -> Wanted {
     Wanted {
         python: args.python.clone(),
         triton: args.triton.clone(),
+    }
+}
+
+/// What a shard records of the run it belongs to.
+pub fn invocation(args: &ProbeArgs, settings: &Settings) -> Invocation {
+    Invocation {
+        spec: args.spec.display().to_string(),
+        targets: args.targets.clone(),
+        full_compile: settings.full_compile,
+        read_resources: settings.read_resources,
+    }
+}
+
+/// What a replay shard records of the run it belongs to: the cache folders as named (or as
+/// found, when none was named).
+pub fn replay_invocation(
+    args: &crate::cli::ReplayArgs,
+    caches: &[PathBuf],
+    settings: &Settings,
+) -> tilefit_core::model::shard::ReplayInvocation {
+    let named = if args.dirs.is_empty() {
+        caches
+    } else {
+        &args.dirs
+    };
+    tilefit_core::model::shard::ReplayInvocation {
+        dirs: named.iter().map(|d| d.display().to_string()).collect(),
+        targets: args.targets.clone(),
+        full_compile: settings.full_compile,
+        read_resources: settings.read_resources,
+    }
+}
+
+/// The flags a capture refuses, each with what to do instead.
+pub fn capture_conflicts(args: &crate::cli::CaptureArgs) -> anyhow::Result<()> {
+    if args.output.html.is_some() {
+        return Err(Hinted::new(
+            "`--html` draws a probe's cliff map; a capture has none",
+            "use `--json FILE` or `--output-format markdown`",
+        )
+        .into());
+    }
+    if args.output.shipped.is_some() {
+        return Err(Hinted::new(
+            "`--shipped` names the configs an engine ships; a capture judges the configs the script launched",
+            "leave `--shipped` out: a launch over budget fails the capture by default",
+        )
+        .into());
+    }
+    if args.compile.python.triton.is_some() {
+        return Err(Hinted::new(
+            "`--triton` picks a managed Triton, which has no torch and none of the engine's packages: a capture runs the script in its own environment",
+            "pass `--python` of an environment with torch, the engine and the Triton to judge",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// What a probe run does besides the probe: `--triton-from-files` (with `--python` where it is
+/// that version) and `--emit-files`.
+pub fn probe_run(args: &ProbeArgs) -> ProbeRun<'_> {
+    ProbeRun {
+        triton_from_files: args
+            .triton_from_files
+            .then_some(args.compile.python.python.as_deref()),
+        emit_files: args.emit_files.is_some(),
     }
 }
 

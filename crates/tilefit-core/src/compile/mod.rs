@@ -15,6 +15,7 @@
 //! - `toolchain`: the Python + Triton environments (managed, or the user's).
 //! - `cache`: the versioned result cache, atomic writes, broken entries recomputed.
 //! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
+//! - `package`: tilefit's Python package, embedded, for the emulated process of a capture.
 //! - `script`: a user's script run under control (`tilefit capture`): process group, time limit,
 //!   cancel, output streamed with a bounded tail.
 //! - `run`: [`Settings`], the one cache-key scheme, the scratch folder and [`compile_all`], the
@@ -26,6 +27,7 @@ pub mod cache;
 
 pub mod inspect;
 pub mod outcome;
+pub mod package;
 mod pool;
 mod process;
 mod protocol;

@@ -61,7 +61,20 @@ pub struct WorkersUsed {
     /// The slowest arch zygote's fork and warm-up (paid once per arch, before its first fork).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arch_warm_max_s: Option<f64>,
+    /// Pools of workers this process started, this one among them: one per run (a probe with
+    /// its `--emit-files` rounds, a capture's targets), one per Triton of a version matrix.
+    /// Absent from reports saved before it was counted.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub pools: usize,
 }
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// Pools of this process that started a worker or a zygote.
+static POOLS_STARTED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// A pool of compile workers.
 pub struct Pool {
@@ -71,6 +84,8 @@ pub struct Pool {
     idle: Mutex<Vec<Worker>>,
     forking: Forking,
     timings: Mutex<StartTimings>,
+    /// Whether this pool has started a process (and is counted in [`POOLS_STARTED`]).
+    counted: std::sync::atomic::AtomicBool,
 }
 
 /// How long workers for jobs took to start.
@@ -128,6 +143,7 @@ impl Pool {
                 by_arch: Mutex::new(HashMap::new()),
             },
             timings: Mutex::new(StartTimings::default()),
+            counted: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -149,12 +165,14 @@ impl Pool {
             later_start_s: later.get(later.len() / 2).copied(),
             later_start_max_s: later.last().copied(),
             arch_warm_max_s: timings.warm.iter().copied().max_by(f64::total_cmp),
+            pools: POOLS_STARTED.load(std::sync::atomic::Ordering::SeqCst),
         }
     }
 
     /// Start one worker now, so a broken toolchain fails the run before any job, and keep it
     /// for the jobs (with forking: the root zygote, whose handshake proves the import).
     pub fn warm_up(&self) -> Result<super::Hello, WorkerFault> {
+        self.count_start();
         if self.forking_on() {
             match self.root() {
                 Ok(root) => return Ok(root.hello()),
@@ -197,6 +215,7 @@ impl Pool {
 
     /// The worker, and the seconds its own fork or spawn took.
     fn start_worker_timed(&self, target: Option<&Target>) -> (Result<Worker, WorkerFault>, f64) {
+        self.count_start();
         if self.forking_on() {
             let forked = match target {
                 Some(target) => self.arch_zygote(target),
@@ -219,6 +238,14 @@ impl Pool {
         let started = Instant::now();
         let worker = Worker::spawn(&self.command);
         (worker, started.elapsed().as_secs_f64())
+    }
+
+    /// Count this pool among the process's pools, once, when it first starts a process.
+    fn count_start(&self) {
+        use std::sync::atomic::Ordering;
+        if !self.counted.swap(true, Ordering::SeqCst) {
+            POOLS_STARTED.fetch_add(1, Ordering::SeqCst);
+        }
     }
 
     fn forking_on(&self) -> bool {

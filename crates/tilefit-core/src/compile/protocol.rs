@@ -26,6 +26,8 @@ macro_rules! worker_parts {
 }
 
 worker_parts!(
+    // The one walk from a kernel's wrappers to its `JITFunction`, shared with the package.
+    "../../python/tilefit/_jit.py",
     "worker/00_extract.py",
     "worker/10_protocol.py",
     "worker/20_stand_ins.py",
@@ -299,8 +301,9 @@ pub struct Reply {
 mod tests {
     use super::*;
 
-    /// The embedded script is every part of `worker/`, in the order of their names: a part added
-    /// to the folder and not to the list (or the other way round) fails here.
+    /// The embedded script is the package's `_jit.py`, then every part of `worker/`, in the order
+    /// of their names: a part added to the folder and not to the list (or the other way round)
+    /// fails here.
     #[test]
     fn the_worker_script_is_the_folder_s_parts_in_order() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker");
@@ -310,8 +313,10 @@ mod tests {
             .filter(|p| p.extension().is_some_and(|e| e == "py"))
             .collect();
         names.sort();
-        let folder: Vec<String> = names
-            .iter()
+        let shared =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/tilefit/_jit.py");
+        let folder: Vec<String> = std::iter::once(&shared)
+            .chain(&names)
             .map(|p| std::fs::read_to_string(p).unwrap())
             .collect();
         assert_eq!(folder, WORKER_PARTS);

@@ -1,5 +1,6 @@
 //! The input stage: everything a user hands tilefit, parsed and validated once. Probe specs
-//! (`spec`), engines' per-device config files (`config_files`) and their names (`config_names`),
+//! (`spec`), engines' per-device config files (`config_files`), their names (`config_names`) and
+//! the walk of their folder (`config_walk`),
 //! Triton caches indexed in Rust (`cache_index`) and the caches a replay reads (`caches`), the
 //! places compiled kernels already are: `torch.compile`'s Inductor cache and tritonparse traces
 //! (`sources`), an installed module's file (`installed`), JSON text as Python's loader reads it
@@ -12,6 +13,7 @@ pub mod caches;
 pub mod capture;
 pub mod config_files;
 pub mod config_names;
+pub mod config_walk;
 pub mod installed;
 pub mod json_text;
 pub mod locate;

@@ -6,12 +6,16 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use crate::compile::CompileOutcome;
+use crate::compile::toolchain::Toolchain;
+use crate::compile::{self, CompileOutcome, OutcomeError};
 use crate::device::TargetDevice;
 use crate::device::occupancy::{self, BlockNeeds};
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::{ListKind, Preference, ProbeSpec};
 use crate::judge::verdict;
-use crate::model::probe::{ProbeResult, Recommendation};
+use crate::model::probe::{
+    KernelInfo, ProbeReport, ProbeResult, ProbeStats, REPORT_SCHEMA_VERSION, Recommendation,
+    RuleSummary, ToolInfo,
+};
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 use crate::resources::KernelResources;
 use crate::vocab::CompileJob;
@@ -161,4 +165,66 @@ pub(crate) fn recommend(
         }
     }
     recommendations
+}
+
+/// Recommend and put the report together.
+pub fn assemble(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    configs: &[Config],
+    results: Vec<ProbeResult>,
+    kernel: KernelInfo,
+    stats: ProbeStats,
+) -> ProbeReport {
+    // Config files choose per batch size; one config per device across them would be no advice.
+    let recommendations = match &spec.listed {
+        Some(listed) if listed.kind == ListKind::ConfigFiles => Vec::new(),
+        _ => recommend(spec, configs, &results, targets),
+    };
+    ProbeReport {
+        schema_version: REPORT_SCHEMA_VERSION,
+        kind: crate::model::kind::ReportKind::Probe,
+        tool: ToolInfo::current(),
+        triton_version: toolchain.triton_version.clone(),
+        python_version: toolchain.python_version.clone(),
+        toolchain: Some(toolchain.origin),
+        spec: spec.path.display().to_string(),
+        kernel,
+        targets: targets.to_vec(),
+        axes: spec.axes().iter().map(|a| a.name.clone()).collect(),
+        results,
+        recommendations,
+        rule: RuleSummary {
+            per: spec.recommend.per.clone(),
+            prefer: spec
+                .recommend
+                .prefer
+                .iter()
+                .map(Preference::describe)
+                .collect(),
+            baseline: spec.recommend.baseline.iter().cloned().collect(),
+        },
+        stats,
+        listed: None,
+    }
+}
+
+/// A kernel that fails the same way for every config and every target (two jobs or more) is not
+/// a finding about budgets: the spec gives it something it cannot compile (a constexpr of the
+/// wrong type, ...). The shared message, then.
+pub fn uniform_failure(outcomes: &[(CompileOutcome, bool)]) -> Option<String> {
+    let messages: Vec<String> = outcomes
+        .iter()
+        .map(|(outcome, _)| {
+            outcome
+                .error
+                .as_ref()
+                .filter(|e| e.kind == compile::ErrorKind::CompileError)
+                .map_or(String::new(), OutcomeError::one_line)
+        })
+        .collect();
+    let first = messages.first()?;
+    (messages.len() >= 2 && !first.is_empty() && messages.iter().all(|m| m == first))
+        .then(|| format!("the kernel does not compile for any config or target: {first}"))
 }

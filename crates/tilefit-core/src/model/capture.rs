@@ -39,6 +39,10 @@ pub struct CaptureReport {
     /// Cancelled (SIGINT/SIGTERM): targets after the one that was running are missing.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
+    /// How the run's compile workers started: one pool for every target (absent when nothing
+    /// was compiled, and from reports saved before it was recorded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workers: Option<crate::compile::WorkersUsed>,
 }
 
 /// One target's run.

@@ -152,6 +152,24 @@ pub struct KernelInfo {
     pub loaded: Option<crate::vocab::Loaded>,
 }
 
+impl KernelInfo {
+    /// The report's kernel: the spec's file and function, how the worker loaded it, its parameters,
+    /// and the digest of its source.
+    pub fn of(
+        spec: &crate::input::spec::ProbeSpec,
+        interface: &crate::vocab::KernelInterface,
+        source_sha256: String,
+    ) -> KernelInfo {
+        KernelInfo {
+            file: spec.kernel_file.display().to_string(),
+            function: spec.function.clone(),
+            loaded: interface.loaded.clone(),
+            source_sha256,
+            parameters: interface.params.iter().map(|p| p.name.clone()).collect(),
+        }
+    }
+}
+
 /// Counts and time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProbeStats {
@@ -217,4 +235,48 @@ pub struct ProbeReport {
     /// which fit, and per file its device's verdicts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub listed: Option<ListedReport>,
+}
+
+impl ProbeReport {
+    /// Put each config file's entries as `tuned` (a `run::matrix` run restricted to them) judged them beside the
+    /// main run's, for the files tuned with `tuned`'s Triton.
+    pub fn attach_tuned(&mut self, tuned: &ProbeReport) {
+        let Some(listed) = self.listed.as_mut() else {
+            return;
+        };
+        let others = tuned
+            .listed
+            .as_ref()
+            .map_or(&[][..], |l| l.files.as_slice());
+        for file in &mut listed.files {
+            if file.tuned_with.as_deref() != Some(tuned.triton_version.as_str()) {
+                continue;
+            }
+            if let Some(other) = others.iter().find(|o| o.path == file.path) {
+                file.under_tuned = Some(crate::model::listed::UnderTuned {
+                    triton: tuned.triton_version.clone(),
+                    entries: other.entries.clone(),
+                    error: None,
+                });
+            }
+        }
+    }
+
+    /// Mark the files tuned with `version` as not judged under it, and why.
+    pub fn tuned_unavailable(&mut self, version: &str, why: &str) {
+        let Some(listed) = self.listed.as_mut() else {
+            return;
+        };
+        for file in &mut listed.files {
+            let judged =
+                file.device.is_some() && file.undescribed.is_none() && file.unsupported.is_none();
+            if judged && file.tuned_with.as_deref() == Some(version) {
+                file.under_tuned = Some(crate::model::listed::UnderTuned {
+                    triton: version.to_owned(),
+                    entries: Vec::new(),
+                    error: Some(why.to_owned()),
+                });
+            }
+        }
+    }
 }

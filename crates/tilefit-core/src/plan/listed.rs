@@ -322,6 +322,46 @@ pub(crate) struct Prepared {
     pub(crate) listed: Option<ListedInputs>,
 }
 
+/// Each file with the device its name maps to, and the fleet with those devices added.
+fn map_to_devices(
+    files: Vec<ConfigFile>,
+    targets: &[TargetDevice],
+    table: &DeviceTable,
+) -> Result<MappedFiles, crate::device::LookupError> {
+    let mut fleet = targets.to_vec();
+    let mut mapped = Vec::new();
+    for file in files {
+        let device = match &file.device {
+            Ok(name) => {
+                if !fleet.iter().any(|d| d.name == *name) {
+                    fleet.extend(TargetDevice::resolve(table, std::slice::from_ref(name))?);
+                }
+                fleet.iter().find(|d| d.name == *name).cloned()
+            }
+            Err(_) => None,
+        };
+        mapped.push((file, device));
+    }
+    Ok((fleet, mapped))
+}
+
+/// The fleet, and each file with its device.
+type MappedFiles = (Vec<TargetDevice>, Vec<(ConfigFile, Option<TargetDevice>)>);
+
+/// The spec's config files: as the caller read them (or made them), else read now (a library
+/// caller's spec, a merge).
+fn config_set(
+    spec: &ProbeSpec,
+    cancel: &crate::cancel::Cancel,
+) -> Result<crate::input::spec::ConfigSet, SpecError> {
+    if let Some(set) = &spec.config_set {
+        return Ok(set.clone());
+    }
+    let mut read = spec.clone();
+    read.read_config_files(cancel)?;
+    Ok(read.config_set.unwrap_or_default())
+}
+
 pub(crate) fn prepare_listed(
     spec: &ProbeSpec,
     interface: &KernelInterface,
@@ -338,20 +378,9 @@ pub(crate) fn prepare_listed(
             fix,
         })
     };
-    if let Some(pattern) = &spec.config_files {
+    if spec.config_files.is_some() || spec.config_set.is_some() {
         let table = DeviceTable::builtin()?;
-        let (files, problems) =
-            crate::input::config_files::read(pattern, table, cancel).map_err(|e| {
-                let hint = if matches!(
-                    e,
-                    crate::input::config_files::ConfigFilesError::Interrupted(_)
-                ) {
-                    "run it again to the end"
-                } else {
-                    "the pattern is relative to the spec: `from_files = \"configs/*.json\"`"
-                };
-                field_error("[sweep].from_files", e.to_string(), hint.to_owned())
-            })?;
+        let crate::input::spec::ConfigSet { files, problems } = config_set(spec, cancel)?;
         if files.is_empty() {
             let reasons: Vec<String> = problems
                 .iter()
@@ -364,8 +393,6 @@ pub(crate) fn prepare_listed(
                     .to_owned(),
             ));
         }
-        let mut fleet = targets.to_vec();
-        let mut mapped = Vec::new();
         if targets.is_empty() && files.iter().all(|f| f.device.is_err()) {
             return Err(field_error(
                 "[sweep].from_files",
@@ -374,22 +401,8 @@ pub(crate) fn prepare_listed(
                 "name the devices to judge them on in [targets] (or --targets)".to_owned(),
             ));
         }
-        for file in files {
-            let device = match &file.device {
-                Ok(name) => {
-                    if !fleet.iter().any(|d| d.name == *name) {
-                        fleet.extend(
-                            TargetDevice::resolve(table, std::slice::from_ref(name)).map_err(
-                                |e| field_error("[sweep].from_files", e.to_string(), e.hint()),
-                            )?,
-                        );
-                    }
-                    fleet.iter().find(|d| d.name == *name).cloned()
-                }
-                Err(_) => None,
-            };
-            mapped.push((file, device));
-        }
+        let (fleet, mapped) = map_to_devices(files, targets, table)
+            .map_err(|e| field_error("[sweep].from_files", e.to_string(), e.hint()))?;
         let order: Vec<String> = interface.params.iter().map(|p| p.name.clone()).collect();
         let mut mapped = prepare_files(spec, mapped);
         let mut problems = problems;

@@ -10,7 +10,16 @@ use crate::units::format_count;
 /// The pull request's summary: per device and file, the entries changed, bytes before and after,
 /// and what changed.
 pub fn summary(fixed: &FixedFiles) -> String {
-    let mut text = String::from("# Config files that fit every device\n\n");
+    // The title claims only what holds: nothing left unjudged, and every entry fits.
+    let unfixable = fixed
+        .files
+        .iter()
+        .any(|f| f.entries.iter().any(|e| e.unfixable));
+    let mut text = String::from(if fixed.not_judged.is_empty() && !unfixable {
+        "# Config files that fit every device\n\n"
+    } else {
+        "# Config files for the fleet: some files or entries were not judged, or do not fit (see below)\n\n"
+    });
     let _ = writeln!(
         text,
         "Written by tilefit {} with Triton {}: every entry below was compiled for its device's arch and judged against the device's per-block shared-memory budget.\n",
@@ -47,7 +56,9 @@ pub fn summary(fixed: &FixedFiles) -> String {
         );
     }
     if !fixed.not_judged.is_empty() {
-        text.push_str("\n## Not judged, so nothing was made from them\n\n");
+        text.push_str(
+            "\n## Not judged\n\nNothing was made from these files; an entry left out of a file that has a patched copy is kept there as the source has it, unjudged.\n\n",
+        );
         for (file, why) in &fixed.not_judged {
             let _ = writeln!(text, "- {}: {}", markdown_code(file), markdown(why));
         }

@@ -27,7 +27,7 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::cuda::LiveError,
         crate::model::saved::SavedReportError,
         crate::explain::ExplainError,
-        crate::run::probe::ProbeError,
+        crate::run::probe_error::ProbeError,
         crate::run::toolchains::SelectError,
         crate::run::fleet::FleetError,
         crate::run::diff::DiffError,

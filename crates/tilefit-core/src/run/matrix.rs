@@ -4,8 +4,10 @@
 
 use std::path::Path;
 
-use super::probe::{self, ProbeError};
+use super::pipeline::{self, Pipeline, Planned};
+use super::probe_error::ProbeError;
 use super::toolchains::{self, SelectError};
+use crate::compile::toolchain::Toolchain;
 use crate::compile::{Event, Settings};
 use crate::device::TargetDevice;
 use crate::input::spec::{ProbeSpec, SpecError};
@@ -59,7 +61,7 @@ pub fn probe_matrix(
             toolchain.python_version,
             toolchain.python.display()
         ));
-        reports.push(probe::probe(
+        reports.push(pipeline::probe(
             &spec, targets, &toolchain, settings, on_event,
         )?);
     }
@@ -99,22 +101,57 @@ pub fn judge_under_tuned(
     }
     for version in versions {
         if let Some(why) = toolchains::unsupported(&version) {
-            probe::tuned_unavailable(report, &version, &why);
+            report.tuned_unavailable(&version, &why);
             continue;
         }
         let toolchain = match toolchains::for_version(python, &version, on_note) {
             Ok(toolchain) => toolchain,
             Err(error) => {
-                probe::tuned_unavailable(report, &version, &crate::hint::chain_text(&error));
+                report.tuned_unavailable(&version, &crate::hint::chain_text(&error));
                 continue;
             }
         };
         on_note(format!(
             "tilefit: judging the files tuned with Triton {version} with it too"
         ));
-        match probe::probe_tuned(spec, targets, &toolchain, settings, on_event) {
-            Ok(tuned) => probe::attach_tuned(report, &tuned),
-            Err(error) => probe::tuned_unavailable(report, &version, &error.to_string()),
+        match probe_tuned(spec, targets, &toolchain, settings, on_event) {
+            Ok(tuned) => report.attach_tuned(&tuned),
+            Err(error) => report.tuned_unavailable(&version, &error.to_string()),
         }
     }
+}
+
+/// The entries of the config files tuned with `toolchain`'s Triton, judged with it: the probe
+/// restricted to the configs those files list (each on its file's device and the fleet, as in the
+/// main run), for [`attach_tuned`].
+fn probe_tuned(
+    spec: &ProbeSpec,
+    targets: &[TargetDevice],
+    toolchain: &Toolchain,
+    settings: &Settings,
+    on_event: &mut dyn FnMut(Event),
+) -> Result<ProbeReport, ProbeError> {
+    let version = toolchain.triton_version.clone();
+    let pipeline = Pipeline::new(toolchain, settings, "probe");
+    pipeline.probe_kept(spec, targets, on_event, move |planned: &Planned| {
+        let tuned: Vec<String> = planned
+            .prepared
+            .listed
+            .iter()
+            .flat_map(|inputs| &inputs.files)
+            .filter(|f| f.file.tuned_with.as_deref() == Some(version.as_str()))
+            .map(|f| f.file.name.clone())
+            .collect();
+        let origins = planned.prepared.spec.config_origins();
+        planned
+            .jobs
+            .iter()
+            .map(|job| {
+                origins.get(job.config_index).is_some_and(|o| {
+                    o.iter()
+                        .any(|o| o.file().is_some_and(|f| tuned.iter().any(|t| t == f)))
+                })
+            })
+            .collect()
+    })
 }

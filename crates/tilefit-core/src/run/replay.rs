@@ -7,9 +7,7 @@
 //! `plan::replay`, compiled through the shared loop (`compile::compile_all`), and judged in
 //! `judge::replay`.
 //!
-//! Sharded like a probe: [`replay_shard`] plans every version group's recompiles and runs its own
-//! part of their union; [`merge`] plans the same run again and takes each recompile's outcome from
-//! its shard, so the report is the one a single run makes.
+//! Sharded like a probe (`run::replay_shard`).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -23,13 +21,9 @@ use crate::input::cache_index::CacheIndex;
 use crate::judge::replay::{Outcomes, judge, variants};
 use crate::model::probe::ToolInfo;
 use crate::model::replay::{REPLAY_SCHEMA_VERSION, ReplayReport, ReplayStats, VersionGroup};
-use crate::model::shard::{
-    ReplayInvocation, ReplayShardReport, SHARD_SCHEMA_VERSION, ShardOutcome, ShardToolchain,
-};
 use crate::plan::Job;
 use crate::plan::jobs::fleet_archs;
 use crate::plan::replay::recompiles;
-use crate::plan::shard::{self, Shard};
 use crate::vocab::CompileStatus;
 
 /// Why a replay could not run.
@@ -61,14 +55,14 @@ impl crate::hint::Hint for ReplayError {
 }
 
 /// One version group, planned: its report line, its toolchain, and a slot and job per recompile.
-struct GroupPlan<'a> {
-    group: VersionGroup,
-    toolchain: &'a Toolchain,
-    slots: Vec<(usize, usize)>,
-    jobs: Vec<Job>,
+pub(super) struct GroupPlan<'a> {
+    pub(super) group: VersionGroup,
+    pub(super) toolchain: &'a Toolchain,
+    pub(super) slots: Vec<(usize, usize)>,
+    pub(super) jobs: Vec<Job>,
 }
 
-fn plan_groups<'a>(
+pub(super) fn plan_groups<'a>(
     index: &CacheIndex,
     archs: &[Target],
     toolchains: &'a [(Option<String>, Toolchain)],
@@ -109,7 +103,7 @@ fn plan_groups<'a>(
 }
 
 /// Compile a group's `jobs` (all of them, or a shard's) on a pool of its own toolchain.
-fn compile_group(
+pub(super) fn compile_group(
     plan: &GroupPlan<'_>,
     jobs: &[Job],
     settings: &Settings,
@@ -157,7 +151,7 @@ pub fn replay(
 }
 
 /// Judge every recompile and put the report together.
-fn report_of(
+pub(super) fn report_of(
     index: &CacheIndex,
     caches: &[PathBuf],
     targets: &[TargetDevice],
@@ -197,142 +191,4 @@ fn report_of(
         skipped: index.skipped.clone(),
         stats,
     }
-}
-
-/// The digest that says two replay shards belong to one run: the fleet, and every recompile's
-/// slot and key (which cover each IR file, the Triton and Python versions and the worker).
-fn plan_digest(targets: &[TargetDevice], groups: &[GroupPlan<'_>]) -> String {
-    let material = serde_json::json!({
-        "targets": targets,
-        "jobs": groups.iter().flat_map(|g| g.slots.iter().zip(&g.jobs))
-            .map(|(slot, job)| serde_json::json!([slot, job.key]))
-            .collect::<Vec<_>>(),
-    });
-    crate::digest::sha256(material.to_string().as_bytes())
-}
-
-/// Run shard `shard` of a replay: plan every group, recompile this shard's part of the union.
-pub fn replay_shard(
-    index: &CacheIndex,
-    invocation: ReplayInvocation,
-    targets: &[TargetDevice],
-    toolchains: &[(Option<String>, Toolchain)],
-    settings: &Settings,
-    shard: Shard,
-    on_event: &mut dyn FnMut(Event),
-) -> Result<ReplayShardReport, ReplayError> {
-    let started = Instant::now();
-    let archs = fleet_archs(targets);
-    let groups = plan_groups(index, &archs, toolchains, settings);
-    let all: Vec<Job> = groups.iter().flat_map(|g| g.jobs.iter().cloned()).collect();
-    let assigned = shard::assign(&all, shard.count);
-    let mut next = assigned.into_iter();
-    let mut outcomes = Vec::new();
-    for plan in &groups {
-        let mine: Vec<Job> = plan
-            .jobs
-            .iter()
-            .filter(|_| next.next() == Some(shard.index))
-            .cloned()
-            .collect();
-        let done = compile_group(plan, &mine, settings, on_event)?;
-        outcomes.extend(
-            mine.iter()
-                .zip(done.outcomes)
-                .map(|(job, (outcome, cached))| ShardOutcome {
-                    key: job.key.clone(),
-                    outcome,
-                    cached,
-                }),
-        );
-    }
-    Ok(ReplayShardReport {
-        schema_version: SHARD_SCHEMA_VERSION,
-        kind: crate::model::kind::ReportKind::ReplayShard,
-        tool: ToolInfo::current(),
-        shard,
-        plan_sha256: plan_digest(targets, &groups),
-        jobs_total: all.len(),
-        invocation,
-        toolchains: groups
-            .iter()
-            .map(|g| ShardToolchain {
-                produced_by: g.group.produced_by.clone(),
-                triton_version: g.toolchain.triton_version.clone(),
-                python_version: g.toolchain.python_version.clone(),
-                origin: g.toolchain.origin,
-            })
-            .collect(),
-        outcomes,
-        seconds: started.elapsed().as_secs_f64(),
-    })
-}
-
-/// The toolchains a replay's shards used, as the merge plans with them (nothing runs them).
-pub fn shard_toolchains(shard: &ReplayShardReport) -> Vec<(Option<String>, Toolchain)> {
-    shard
-        .toolchains
-        .iter()
-        .map(|t| {
-            (
-                t.produced_by.clone(),
-                Toolchain {
-                    // Not run: the merge compiles nothing.
-                    python: PathBuf::new(),
-                    python_version: t.python_version.clone(),
-                    triton_version: t.triton_version.clone(),
-                    origin: t.origin,
-                },
-            )
-        })
-        .collect()
-}
-
-/// Put the shards of one replay back together: every shard once, of one run, planned again from
-/// the same caches here.
-pub fn merge(
-    index: &CacheIndex,
-    caches: &[PathBuf],
-    targets: &[TargetDevice],
-    settings: &Settings,
-    shards: &[ReplayShardReport],
-) -> Result<ReplayReport, ReplayError> {
-    let first = shards
-        .first()
-        .ok_or_else(|| ReplayError::Shards("no shards to merge".to_owned()))?;
-    let identities: Vec<crate::model::shard::ShardIdentity<'_>> =
-        shards.iter().map(ReplayShardReport::identity).collect();
-    crate::model::shard::check_one_run(&identities).map_err(ReplayError::Shards)?;
-    let toolchains = shard_toolchains(first);
-    let archs = fleet_archs(targets);
-    let groups = plan_groups(index, &archs, &toolchains, settings);
-    if plan_digest(targets, &groups) != first.plan_sha256 {
-        return Err(ReplayError::Shards(
-            "the shards were not made from these caches as they are here (an entry, the fleet or tilefit itself differs)".to_owned(),
-        ));
-    }
-    let by_key = crate::model::shard::by_key(shards.iter().flat_map(|s| &s.outcomes));
-    let mut outcomes: Outcomes = BTreeMap::new();
-    for plan in &groups {
-        for (slot, job) in plan.slots.iter().zip(&plan.jobs) {
-            let found = by_key.get(job.key.as_str()).ok_or_else(|| {
-                ReplayError::Shards(format!(
-                    "no shard has the recompile `{}`: merge every shard of the run",
-                    job.label
-                ))
-            })?;
-            outcomes.insert(
-                *slot,
-                (
-                    found.outcome.clone(),
-                    found.cached,
-                    plan.toolchain.triton_version.clone(),
-                ),
-            );
-        }
-    }
-    let seconds = shards.iter().map(|s| s.seconds).fold(0.0, f64::max);
-    Ok(report_of(
-        index, caches, targets, &archs, groups, outcomes, seconds,
-    ))
 }

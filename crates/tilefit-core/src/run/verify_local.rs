@@ -7,15 +7,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::toolchains::{self, SelectError, Wanted};
+use super::replay;
+use super::toolchains::{self, Wanted};
 use super::verify::{self, Case};
-use super::{probe, replay};
+pub use super::verify_error::VerifyError;
 use crate::compile::{Event, Pool, Settings, WorkerCommand};
-use crate::cuda::{self, LiveDevice, LiveError, Session};
-use crate::device::{DeviceTable, LookupError, TableError, TargetDevice};
+use crate::cuda::{self, LiveDevice, Session};
+use crate::device::{DeviceTable, TargetDevice};
 use crate::hint::Hinted;
-use crate::input::cache_index::{self, ScanError};
-use crate::input::spec::{self, SpecError};
+use crate::input::cache_index;
+use crate::input::spec;
 use crate::model::probe::ToolInfo;
 use crate::model::verify::{LaunchOutcome, VERIFY_SCHEMA_VERSION, VerifyReport};
 
@@ -30,75 +31,6 @@ pub struct VerifyRequest {
     pub launch: bool,
     /// The toolchain asked for.
     pub wanted: Wanted,
-}
-
-/// Why verification could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum VerifyError {
-    /// No driver, no GPU, or the driver refused a query.
-    #[error(transparent)]
-    Live(#[from] LiveError),
-    /// The embedded device table does not load (a build defect).
-    #[error("loading the embedded device table")]
-    Table(#[source] TableError),
-    /// The local GPU's arch is not in the table.
-    #[error("the local GPU's arch {arch}: {error}")]
-    UnknownArch {
-        /// The arch.
-        arch: String,
-        /// Why.
-        error: LookupError,
-    },
-    /// The input or a flag does not fit.
-    #[error(transparent)]
-    Input(#[from] Hinted),
-    /// A saved report does not read.
-    #[error(transparent)]
-    Report(#[from] crate::input::untrusted::Expected),
-    /// The spec is wrong.
-    #[error(transparent)]
-    Spec(#[from] SpecError),
-    /// No toolchain.
-    #[error(transparent)]
-    Toolchain(#[from] SelectError),
-    /// The probe failed.
-    #[error(transparent)]
-    Probe(#[from] probe::ProbeError),
-    /// A cache could not be scanned.
-    #[error(transparent)]
-    Scan(#[from] ScanError),
-    /// The replay failed.
-    #[error(transparent)]
-    Replay(#[from] replay::ReplayError),
-    /// The binaries folder could not be made.
-    #[error("creating `{path}`")]
-    Io {
-        /// The folder.
-        path: String,
-        /// The OS error.
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-impl crate::hint::Hint for VerifyError {
-    fn hint(&self) -> Option<String> {
-        use crate::hint::Hint;
-        match self {
-            VerifyError::Live(e) => Hint::hint(e),
-            VerifyError::Table(e) => Hint::hint(e),
-            VerifyError::UnknownArch { .. } => {
-                Some("tilefit's table does not know this arch yet".to_owned())
-            }
-            VerifyError::Input(e) => Hint::hint(e),
-            VerifyError::Report(e) => Hint::hint(e),
-            VerifyError::Spec(e) => Hint::hint(e),
-            VerifyError::Toolchain(e) => Hint::hint(e),
-            VerifyError::Probe(e) => Hint::hint(e),
-            VerifyError::Scan(_) => Some("check the path".to_owned()),
-            VerifyError::Replay(_) | VerifyError::Io { .. } => None,
-        }
-    }
 }
 
 /// What to compile: a spec, or caches.
@@ -238,7 +170,7 @@ fn compile(
             let mut spec = spec::load(&path)?;
             let toolchain = toolchains::select(&request.wanted, spec.triton.as_deref(), on_note)?;
             spec.resolve_module(&toolchain.python)?;
-            let report = probe::probe(
+            let report = crate::run::pipeline::probe(
                 &spec,
                 std::slice::from_ref(target),
                 &toolchain,

@@ -1,6 +1,5 @@
 //! `tilefit devices`: the device table as a grouped terminal table or JSON, for named devices
-//! every value beside the sources that back it, and with `--live` the driver's numbers beside the
-//! table's (exit 1 on a disagreement: the table is wrong or the device is new).
+//! every value beside the sources that back it (`--live` is `devices_live`).
 
 use anyhow::Context as _;
 use tilefit_core::device::{DeviceListing, DeviceTable, Resolved};
@@ -12,9 +11,6 @@ use crate::output;
 
 pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
     let table = DeviceTable::builtin().context("loading the embedded device table")?;
-    if args.live {
-        return live(table, args.json);
-    }
     let resolved = args
         .names
         .iter()
@@ -33,30 +29,6 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
             text.push_str(&devices::details(table, &listing, &resolved));
         }
         output::print(&text)?;
-    }
-    Ok(exit_codes::OK)
-}
-
-fn live(table: &DeviceTable, json: bool) -> anyhow::Result<u8> {
-    let comparisons: Vec<_> = tilefit_core::cuda::live_devices()?
-        .iter()
-        .map(|d| tilefit_core::cuda::compare(d, table))
-        .collect();
-    let disagreements: usize = comparisons.iter().map(|c| c.disagreements().len()).sum();
-    if json {
-        output::print_json(&serde_json::json!({
-            "schema_version": 1,
-            "devices": comparisons,
-            "disagreements": disagreements,
-        }))?;
-    } else {
-        output::print(&devices::live(&comparisons))?;
-    }
-    if disagreements > 0 {
-        output::note(&format!(
-            "tilefit: {disagreements} driver values disagree with the device table"
-        ));
-        return Ok(exit_codes::GATE_FAILED);
     }
     Ok(exit_codes::OK)
 }

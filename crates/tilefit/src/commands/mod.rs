@@ -2,10 +2,13 @@
 
 mod capture;
 mod devices;
+mod devices_live;
 mod diff;
 mod explain;
 mod merge;
+mod merge_replay;
 mod probe;
+mod probe_matrix;
 mod replay;
 mod report;
 mod toolchain;
@@ -16,13 +19,20 @@ use crate::cli::{Cli, Command};
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
+        Command::Devices(args) if args.live => devices_live::run(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Explain(args) => explain::run(&args),
-        Command::Probe(args) => probe::run(&args),
+        Command::Probe(args) => match crate::settings::ProbeMode::of(&args)? {
+            crate::settings::ProbeMode::Matrix(versions) => probe_matrix::run(&args, &versions),
+            mode => probe::run(&args, mode),
+        },
         Command::Replay(args) => replay::run(&args),
         Command::Capture(args) => capture::run(&args),
         Command::Report(args) => report::run(&args),
-        Command::Merge(args) => merge::run(&args),
+        Command::Merge(args) => match tilefit_core::model::read::shards(&args.shards)? {
+            tilefit_core::model::read::Shards::Probe(shards) => merge::run(&args, &shards),
+            tilefit_core::model::read::Shards::Replay(shards) => merge_replay::run(&args, &shards),
+        },
         Command::Diff(args) => diff::run(&args),
         Command::Verify(args) => verify::run(&args),
         Command::Toolchain(args) => toolchain::run(&args),

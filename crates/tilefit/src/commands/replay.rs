@@ -4,12 +4,11 @@
 
 use tilefit_core::compile::{Event, toolchain};
 use tilefit_core::input::caches;
-use tilefit_core::model::shard::ReplayInvocation;
-use tilefit_core::run::{fleet, replay, toolchains};
+use tilefit_core::run::{fleet, replay, replay_shard, toolchains};
 
 use crate::cli::ReplayArgs;
 use crate::emit;
-use crate::progress::Progress;
+use crate::session::Session;
 use crate::settings;
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
@@ -20,11 +19,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     }
     let targets = fleet::of_names(&args.targets)?;
     let shard = settings::shard(args.shard.as_deref(), args.output.json.as_deref())?;
-    let progress = Progress::new();
-    let mut on_note = |line: String| progress.note(&line);
+    let session = Session::new(&args.compile, None)?;
+    let (progress, settings) = (&session.progress, &session.settings);
     let wanted = settings::wanted(&args.compile.python);
-    let toolchains = toolchains::for_caches(&index, &wanted, &mut on_note)?;
-    let settings = settings::from_compile_args(&args.compile, None)?;
+    let toolchains = toolchains::for_caches(&index, &wanted, &mut |line| session.note(&line))?;
     let mut on_event = |event: Event| progress.event(event);
     crate::output::note(&format!(
         "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
@@ -33,23 +31,13 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         targets.len()
     ));
     if let Some(shard) = shard {
-        let named = if args.dirs.is_empty() {
-            &caches
-        } else {
-            &args.dirs
-        };
-        let invocation = ReplayInvocation {
-            dirs: named.iter().map(|d| d.display().to_string()).collect(),
-            targets: args.targets.clone(),
-            full_compile: settings.full_compile,
-            read_resources: settings.read_resources,
-        };
-        let written = replay::replay_shard(
+        let invocation = settings::replay_invocation(args, &caches, settings);
+        let written = replay_shard::replay_shard(
             &index,
             invocation,
             &targets,
             &toolchains,
-            &settings,
+            settings,
             shard,
             &mut on_event,
         );
@@ -61,7 +49,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         &caches,
         &targets,
         &toolchains,
-        &settings,
+        settings,
         &mut on_event,
     );
     progress.finish();

@@ -388,7 +388,7 @@ fn report_exits_as_the_probe_that_wrote_it() {
     );
     assert_eq!(again.code, run.code, "{}", again.stderr);
     assert!(
-        again.stderr.contains("jobs failed (worker faults)"),
+        again.stderr.contains("jobs failed (worker faults"),
         "{}",
         again.stderr
     );

@@ -15,6 +15,7 @@ mod hostile;
 mod hostile_files;
 mod listed;
 mod live;
+mod one_pipeline;
 mod probe;
 mod python;
 mod replay;

@@ -55,7 +55,7 @@ try:
     import triton.language as tl
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource, make_backend
-    from triton.runtime.jit import JITFunction, create_function_from_signature
+    from triton.runtime.jit import create_function_from_signature
 
     IMPORT_ERROR = None
 except Exception as error:  # the handshake reports it; every job then fails with it

@@ -60,19 +60,11 @@ def load_function(path, name, load="auto", given=None, module_name=None):
     fn = getattr(module, name, None)
     if fn is None:
         raise JobError("bad-spec", f"{path} has no function `{name}`")
-    autotune_configs = None
-    heuristics = []
-    # Unwrap @triton.autotune / @triton.heuristics down to the JITFunction. Heuristics run
-    # outermost first at a launch, each seeing what the outer ones set.
-    while not isinstance(fn, JITFunction) and hasattr(fn, "fn"):
-        if autotune_configs is None and hasattr(fn, "configs"):
-            autotune_configs = fn.configs
-        if isinstance(getattr(fn, "values", None), dict):
-            heuristics.append(fn.values)
-        fn = fn.fn
-    if not isinstance(fn, JITFunction):
+    # Unwrapped down to the JITFunction (the package's `_jit.unwrap`, joined into this script).
+    jit, autotune_configs, heuristics = unwrap(fn)
+    if jit is None:
         raise JobError("bad-spec", f"`{name}` in {path} is not a @triton.jit function")
-    return Kernel(fn, autotune_configs, heuristics, loaded)
+    return Kernel(jit, autotune_configs, heuristics, loaded)
 
 
 def _global_value(value):

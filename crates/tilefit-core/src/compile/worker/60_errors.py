@@ -23,9 +23,8 @@ def source_location(error):
         return None
     for module, _ in list(_modules.values()):
         for value in vars(module).values():
-            while not isinstance(value, JITFunction) and hasattr(value, "fn"):
-                value = value.fn
-            if isinstance(value, JITFunction) and getattr(value, "src", None) == src:
+            value = unwrap(value)[0]
+            if value is not None and getattr(value, "src", None) == src:
                 raw = "".join(getattr(value, "raw_src", []) or [])
                 before_def = 0
                 for line in raw.splitlines():

@@ -1,13 +1,27 @@
 //! A spec's `[files]`: what an engine's launcher does to a config file's entry before the launch
 //! (`force`, `at_most`, `drop`), and the kernel variant each part of a file's name selects
-//! (`[files.variants."dtype=fp8_w8a8"]`).
+//! (`[files.variants."dtype=fp8_w8a8"]`); and the config files themselves as values
+//! ([`ConfigSet`]), read once.
 
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::input::config_files::{ConfigFile, FileProblem};
+
 use super::args::{ArgTemplate, arg_template};
 use super::error::{FieldError, SpecError};
 use super::values::fixed_values;
+
+/// A sweep's config files as values: read once from `[sweep] from_files`
+/// (`ProbeSpec::read_config_files`), or made in memory (`--emit-files`' candidates, and the
+/// files it read back), never a folder written to be read again.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ConfigSet {
+    /// The usable files.
+    pub files: Vec<ConfigFile>,
+    /// What could not be used: files, and entries left out of usable files.
+    pub problems: Vec<FileProblem>,
+}
 
 /// `[files]`: how an engine's launcher turns a config file's entry into a launch.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -20,7 +20,7 @@ pub use args::{ArgTemplate, check_type, fill_placeholders};
 use args::{arg_template, placeholders_in};
 use error::FieldError;
 pub use error::SpecError;
-pub use files::{EntryEdits, FileVariant, FilesSpec, variant_key_parts};
+pub use files::{ConfigSet, EntryEdits, FileVariant, FilesSpec, variant_key_parts};
 use files::{RawFiles, files_spec};
 use recommend::recommend_rule;
 pub use recommend::{Preference, RecommendRule};
@@ -61,6 +61,8 @@ pub struct ProbeSpec {
     pub autotune: AutotuneUse,
     /// Per-device config files to sweep (`[sweep] from_files`), a glob relative to the spec.
     pub config_files: Option<PathBuf>,
+    /// The config files as values: read from `config_files` once, or made in memory.
+    pub config_set: Option<ConfigSet>,
     /// `[files]`: what the engine's launcher does to an entry, and the kernel variant each
     /// variant part of a file name selects.
     pub files: FilesSpec,
@@ -395,6 +397,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
         launch,
         autotune,
         config_files,
+        config_set: None,
         files,
         listed: None,
         raw_recommend: raw.recommend,

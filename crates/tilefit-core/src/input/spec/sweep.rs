@@ -4,11 +4,14 @@
 
 use serde_json::Value;
 
+use crate::cancel::Cancel;
+use crate::device::DeviceTable;
+use crate::input::config_files;
 use crate::vocab::Config;
 
 use super::{
-    Axis, FileVariant, ListedConfigs, ProbeSpec, SpecError, VARIANT_KEY, placeholders_in,
-    recommend_rule, variant_key_parts,
+    Axis, ConfigSet, FileVariant, ListedConfigs, ProbeSpec, SpecError, VARIANT_KEY,
+    placeholders_in, recommend_rule, variant_key_parts,
 };
 
 impl ProbeSpec {
@@ -166,5 +169,38 @@ impl ProbeSpec {
                 .collect();
         }
         configs
+    }
+}
+
+impl ProbeSpec {
+    /// Read the files `[sweep] from_files` matches into [`ProbeSpec::config_set`], once: a
+    /// probe and the `--emit-files` that follows it judge the same values. Nothing to do when
+    /// they are read (or were made in memory) or the spec has no `from_files`.
+    pub fn read_config_files(&mut self, cancel: &Cancel) -> Result<(), SpecError> {
+        let Some(pattern) = self
+            .config_files
+            .as_ref()
+            .filter(|_| self.config_set.is_none())
+        else {
+            return Ok(());
+        };
+        let field_error = |problem: String, fix: &str| SpecError::Field {
+            path: self.path.display().to_string(),
+            field: "[sweep].from_files".to_owned(),
+            problem,
+            fix: fix.to_owned(),
+        };
+        let table = DeviceTable::builtin()
+            .map_err(|e| field_error(e.to_string(), "a build defect: report it"))?;
+        let (files, problems) = config_files::read(pattern, table, cancel).map_err(|e| {
+            let hint = if matches!(e, config_files::ConfigFilesError::Interrupted(_)) {
+                "run it again to the end"
+            } else {
+                "the pattern is relative to the spec: `from_files = \"configs/*.json\"`"
+            };
+            field_error(e.to_string(), hint)
+        })?;
+        self.config_set = Some(ConfigSet { files, problems });
+        Ok(())
     }
 }

@@ -11,7 +11,7 @@ pub enum FixFilesError {
     Files(String),
     /// A round of candidates could not be compiled.
     #[error("compiling the candidate configs failed")]
-    Probe(#[source] Box<crate::run::probe::ProbeError>),
+    Probe(#[source] Box<crate::run::probe_error::ProbeError>),
     /// The scratch folder.
     #[error("cannot write `{0}`")]
     Scratch(String, #[source] std::io::Error),

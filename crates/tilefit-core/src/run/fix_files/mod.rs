@@ -9,11 +9,12 @@
 //!   naming function names it for that device.
 //! - **A summary** for a pull request, and the provenance beside the files, never inside them.
 //!
-//! Every replacement is compiled and judged, never estimated: candidates are written as config
-//! files of a scratch folder and swept by the same spec (its variants, its launcher edits), on the
-//! device they are for, in rounds (fewer stages first, then each smaller tile), until each entry
-//! has one that fits or none is left. In a scratch file an (entry, candidate) is named by its
-//! index in the round, never by a made-up batch size.
+//! Every replacement is compiled and judged, never estimated: candidates are made into config
+//! files in memory and swept by the same spec (its variants, its launcher edits) on the run's
+//! pipeline (the probe's workers), on the device they are for, in rounds (fewer stages first,
+//! then each smaller tile), until each entry has one that fits or none is left. In a made file an
+//! (entry, candidate) is named by its index in the round, never by a made-up batch size. Nothing
+//! is written until the binary writes the files.
 //!
 //! The folder is a pull request's: files of variants the spec does not describe, and files that
 //! cannot be read, are listed as not judged while every other file is made; a new file never
@@ -25,24 +26,24 @@
 mod error;
 mod readback;
 mod sweep;
-mod work;
 
 pub use error::FixFilesError;
 
-use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Scratch, Settings};
+use crate::compile::Event;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::render_file;
-use crate::input::config_files::{self, ConfigFile, FileProblem};
-use crate::input::spec::ProbeSpec;
+use crate::input::config_files::{ConfigFile, FileProblem};
+use crate::input::spec::{ConfigSet, ProbeSpec};
 use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
 use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
 use crate::plan::listed::describe_variant;
+use crate::run::pipeline::Pipeline;
 
+use crate::fix::rounds::settle;
+use crate::fix::rounds::{Entries, Work, next_round, plan};
 use readback::{Check, Expect, rejudge};
-use sweep::{compile_round, settle};
-use work::{Entries, Work, next_round, plan};
+use sweep::compile_round;
 
 /// What cannot be made, and why: files of variants the spec does not describe, and what could
 /// not be read (listed as not judged); every other file still is. Returns the files to make from,
@@ -76,17 +77,17 @@ fn sort_out(
 
 /// Make the files.
 pub fn fix_files(
+    pipeline: &Pipeline<'_>,
     spec: &ProbeSpec,
     report: &ProbeReport,
     fleet: &[TargetDevice],
-    toolchain: &Toolchain,
-    settings: &Settings,
     on_note: &mut dyn FnMut(String),
     on_event: &mut dyn FnMut(Event),
 ) -> Result<FixedFiles, FixFilesError> {
-    let Some(pattern) = &spec.config_files else {
+    if spec.config_files.is_none() && spec.config_set.is_none() {
         return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
-    };
+    }
+    let (toolchain, settings) = (pipeline.toolchain(), pipeline.settings());
     let table = DeviceTable::builtin()?;
     let interrupted = || FixedFiles {
         tilefit: env!("CARGO_PKG_VERSION").to_owned(),
@@ -97,11 +98,15 @@ pub fn fix_files(
         rejudged: 0,
         complete: false,
     };
-    let (files, problems) = match config_files::read(pattern, table, &settings.cancel) {
-        Ok(read) => read,
-        Err(config_files::ConfigFilesError::Interrupted(_)) => return Ok(interrupted()),
-        Err(e) => return Err(FixFilesError::Files(e.to_string())),
-    };
+    // The files the probe judged, as it read them (read here only for a caller that has not).
+    let mut read = spec.clone();
+    if let Err(e) = read.read_config_files(&settings.cancel) {
+        if settings.cancel.is_cancelled() {
+            return Ok(interrupted());
+        }
+        return Err(FixFilesError::Files(e.to_string()));
+    }
+    let ConfigSet { files, problems } = read.config_set.unwrap_or_default();
     // The probe's own left-out entries (a key the kernel does not take) are not judged either.
     let mut problems = problems;
     if let Some(listed) = &report.listed {
@@ -122,9 +127,8 @@ pub fn fix_files(
         &toolchain.triton_version,
         &mut skipped,
     );
-    work::bytes_from_report(&mut work, report);
-    work::drop_unjudged(&mut work, report);
-    let scratch = Scratch::new(&settings.cache_dir, "emit-files");
+    crate::fix::rounds::bytes_from_report(&mut work, report);
+    crate::fix::rounds::drop_unjudged(&mut work, report);
     let mut round_number = 0;
     loop {
         if settings.cancel.is_cancelled() {
@@ -139,16 +143,7 @@ pub fn fix_files(
             "tilefit: --emit-files round {round_number}: {} entries or candidates to compile",
             round.len()
         ));
-        let Some(results) = compile_round(
-            spec,
-            &work,
-            &round,
-            &scratch.path().join(format!("round-{round_number}")),
-            toolchain,
-            settings,
-            on_event,
-        )?
-        else {
+        let Some(results) = compile_round(pipeline, spec, &work, &round, on_event)? else {
             return Ok(interrupted());
         };
         settle(&mut work, &round, &results);
@@ -159,16 +154,7 @@ pub fn fix_files(
         "tilefit: --emit-files: reading the {} files back as the engine does and judging them again",
         files.len()
     ));
-    let Some(rejudged) = rejudge(
-        spec,
-        &files,
-        &checks,
-        &scratch.path().join("written"),
-        toolchain,
-        settings,
-        on_event,
-    )?
-    else {
+    let Some(rejudged) = rejudge(pipeline, spec, &files, &checks, on_event)? else {
         return Ok(interrupted());
     };
     Ok(FixedFiles {

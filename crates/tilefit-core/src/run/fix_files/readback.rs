@@ -7,16 +7,16 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
+use crate::compile::Event;
 use crate::device::TargetDevice;
 use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::FileFix;
 use crate::model::verdict::VerdictCode;
 
 use super::error::FixFilesError;
-use super::sweep::{Folder, checked_name, sweep_folders};
-use super::work::Entries;
+use super::sweep::{Folder, sweep_files};
+use crate::fix::rounds::Entries;
+use crate::run::pipeline::Pipeline;
 
 /// One entry: a config.
 type Entry = BTreeMap<String, Value>;
@@ -41,14 +41,16 @@ pub(super) enum Expect {
     NotFits,
 }
 
-/// The engine's loader: Python's `json.load` on each file, as vLLM's and SGLang's
-/// `get_moe_configs` call it (`with open(path) as f: json.load(f)`), each file's object written
-/// back as one JSON line (or the loader's error).
+/// The engine's loader: Python's `json.load` on each file's text, as vLLM's and SGLang's
+/// `get_moe_configs` call it (`with open(path) as f: json.load(f)`: `json.load` is `json.loads`
+/// of the text the file holds, read in text mode, as `io.StringIO` hands it over here), each
+/// file's object written back as one JSON line (or the loader's error). The texts come on stdin,
+/// one JSON list: nothing is written to be read back.
 pub(super) const LOADER: &str = r#"
-import json, sys
-for path in sys.argv[1:]:
+import io, json, sys
+for text in json.load(sys.stdin):
     try:
-        with open(path) as f:
+        with io.StringIO(text, newline=None) as f:
             print(json.dumps({"ok": json.load(f)}))
     except Exception as e:
         print(json.dumps({"error": type(e).__name__ + ": " + str(e)}))
@@ -58,20 +60,19 @@ for path in sys.argv[1:]:
 /// entry is the one judged, and judge every entry again on the file's device. Returns how many
 /// entries were judged again (`None`: interrupted).
 pub(super) fn rejudge(
+    pipeline: &Pipeline<'_>,
     spec: &ProbeSpec,
     files: &[FileFix],
     checks: &[Check],
-    root: &Path,
-    toolchain: &Toolchain,
-    settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<usize>, FixFilesError> {
     if files.is_empty() {
         return Ok(Some(0));
     }
     let mut wrong = Vec::new();
-    let loaded = load_as_the_engine(files, &root.join("loaded"), &toolchain.python, &mut wrong)?;
-    // Judged again, per arch, from a folder of the entries as the loader read them.
+    let python = &pipeline.toolchain().python;
+    let loaded = load_as_the_engine(files, python, &mut wrong)?;
+    // Judged again, per arch, from files of the entries as the loader read them.
     let mut items: BTreeMap<String, (Vec<TargetDevice>, Folder)> = BTreeMap::new();
     for (w, (file, check)) in files.iter().zip(checks).enumerate() {
         let Some(map) = &loaded[w] else { continue };
@@ -85,8 +86,7 @@ pub(super) fn rejudge(
         let base = file.name.rsplit('/').next().unwrap_or(&file.name);
         folder.insert(w, (format!("file-{w}/{base}"), entries));
     }
-    let judged = root.join("judged");
-    let Some(results) = sweep_folders(spec, &items, &judged, toolchain, settings, on_event)? else {
+    let Some(results) = sweep_files(pipeline, spec, &items, on_event)? else {
         return Ok(None);
     };
     let mut count = 0;
@@ -133,32 +133,34 @@ impl Expect {
     }
 }
 
-/// Each file's object as the engine's loader reads it (written under `root` first, exactly as it
-/// will be written), or `None` with the loader's error in `wrong`.
+/// Each file's object as the engine's loader reads it (its text exactly as it will be written),
+/// or `None` with the loader's error in `wrong`.
 fn load_as_the_engine(
     files: &[FileFix],
-    root: &Path,
     python: &Path,
     wrong: &mut Vec<String>,
 ) -> Result<Vec<Option<serde_json::Map<String, Value>>>, FixFilesError> {
-    let mut paths = Vec::new();
-    for file in files {
-        let path = root.join(checked_name(&file.name)?);
-        if let Some(parent) = path.parent() {
-            std::fs::create_dir_all(parent)
-                .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
-        }
-        std::fs::write(&path, &file.text)
-            .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
-        paths.push(path);
-    }
-    let output = std::process::Command::new(python)
+    use std::io::Write as _;
+    let texts: Vec<&str> = files.iter().map(|f| f.text.as_str()).collect();
+    let input = serde_json::to_vec(&texts).unwrap_or_default();
+    let loader_error = |e| FixFilesError::Loader(python.display().to_string(), e);
+    let mut child = std::process::Command::new(python)
         .arg("-c")
         .arg(LOADER)
-        .args(&paths)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .map_err(|e| FixFilesError::Loader(python.display().to_string(), e))?;
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(loader_error)?;
+    // Written from a thread: a loader that answers before reading everything cannot block us.
+    let mut stdin = child.stdin.take();
+    let writer = std::thread::spawn(move || {
+        if let Some(stdin) = stdin.as_mut() {
+            let _ = stdin.write_all(&input);
+        }
+    });
+    let output = child.wait_with_output().map_err(loader_error)?;
+    let _ = writer.join();
     let lines: Vec<&str> = std::str::from_utf8(&output.stdout)
         .unwrap_or_default()
         .lines()

@@ -1,58 +1,59 @@
-//! One round of `--emit-files`: the entries and candidates written as scratch config files (an
+//! One round of `--emit-files`: the entries and candidates made into config files in memory (an
 //! (entry, candidate) keyed by its index in its item's list, never a made-up batch size), swept
-//! by the spec per arch, and each entry settled.
+//! by the spec per arch on the run's pipeline, and each entry settled.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
-use crate::device::TargetDevice;
+use crate::compile::Event;
+use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::{file_name_for, render_file};
-use crate::input::spec::ProbeSpec;
+use crate::input::config_files;
+use crate::input::spec::{ConfigSet, ProbeSpec};
 use crate::model::verdict::VerdictCode;
+use crate::run::pipeline::Pipeline;
 
 use super::error::FixFilesError;
-use super::work::{Entries, Judgements, Original, Round, Work, base_name};
+use crate::fix::rounds::{Entries, Judgements, Round, Work, base_name};
 
 /// Per (work item, entry key): the verdict on the item's device and the bytes.
 pub(super) type Swept = BTreeMap<(usize, String), (Option<VerdictCode>, Option<u64>)>;
 
-/// Per work item, file name and entries: what one sweep folder holds.
+/// Per work item, file name and entries: the files of one arch's sweep.
 pub(super) type Folder = BTreeMap<usize, (String, Entries)>;
 
-/// Sweep scratch folders with the spec, one per arch (a scratch file's entries are compiled for
-/// its own device's arch only): for each folder its items as (relative name, entries), written
-/// under `root/<arch>/`. Returns, per item and entry key, the verdict on the item's device and the
-/// bytes; `None` when the run was interrupted.
-pub(super) fn sweep_folders(
+/// Sweep config files made in memory with the spec, one sweep per arch on the run's pipeline (a
+/// made file's entries are compiled for its own device's arch only): for each arch its items as
+/// (relative name, entries), made into config files as the reader makes read ones. Returns, per
+/// item and entry key, the verdict on the item's device and the bytes; `None` when the run was
+/// interrupted.
+pub(super) fn sweep_files(
+    pipeline: &Pipeline<'_>,
     spec: &ProbeSpec,
     items: &BTreeMap<String, (Vec<TargetDevice>, Folder)>,
-    root: &Path,
-    toolchain: &Toolchain,
-    settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<Swept>, FixFilesError> {
+    let table = DeviceTable::builtin()?;
+    let cancel = &pipeline.settings().cancel;
     let mut out = BTreeMap::new();
     let mut round_spec = spec.clone();
     round_spec.listed = None;
-    for (arch, (fleet, folder)) in items {
-        let dir = root.join(arch);
+    for (fleet, folder) in items.values() {
         let mut names: BTreeMap<String, usize> = BTreeMap::new();
+        let mut set = ConfigSet::default();
         for (w, (name, entries)) in folder {
-            let path = dir.join(checked_name(name)?);
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| FixFilesError::Scratch(parent.display().to_string(), e))?;
+            let relative = checked_name(name)?;
+            let text = render_file(entries, &[]);
+            match config_files::from_text(relative, relative, &text, table, &mut set.problems) {
+                Ok(file) => set.files.push(file),
+                Err(problem) => set.problems.push(problem),
             }
-            std::fs::write(&path, render_file(entries, &[]))
-                .map_err(|e| FixFilesError::Scratch(path.display().to_string(), e))?;
             names.insert(name.clone(), *w);
         }
-        round_spec.config_files = Some(dir);
-        let report = crate::run::probe::probe(&round_spec, fleet, toolchain, settings, on_event);
+        round_spec.config_set = Some(set);
+        let report = pipeline.probe(&round_spec, fleet, on_event);
         // An interrupt may end the sweep anywhere, an error included: it is an interrupt.
-        if settings.cancel.is_cancelled() {
+        if cancel.is_cancelled() {
             return Ok(None);
         }
         let report = report.map_err(|e| FixFilesError::Probe(Box::new(e)))?;
@@ -90,16 +91,14 @@ pub(super) fn checked_name(name: &str) -> Result<&Path, FixFilesError> {
     }
 }
 
-/// Compile one round: each item's entries and candidates as one scratch file (named for its
+/// Compile one round: each item's entries and candidates as one config file (named for its
 /// device so the sweep maps it there), each (entry, candidate) under a key that is its index in
 /// the item's list. `None` when interrupted.
 pub(super) fn compile_round(
+    pipeline: &Pipeline<'_>,
     spec: &ProbeSpec,
     work: &[Work],
     round: &Round,
-    root: &Path,
-    toolchain: &Toolchain,
-    settings: &Settings,
     on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<Judgements>, FixFilesError> {
     let mut by_item: BTreeMap<usize, Vec<(usize, Option<usize>)>> = BTreeMap::new();
@@ -130,7 +129,7 @@ pub(super) fn compile_round(
         }
         folder.insert(*w, (format!("item-{w}/{name}"), entries));
     }
-    let Some(results) = sweep_folders(spec, &items, root, toolchain, settings, on_event)? else {
+    let Some(results) = sweep_files(pipeline, spec, &items, on_event)? else {
         return Ok(None);
     };
     let mut out = Judgements::new();
@@ -144,36 +143,4 @@ pub(super) fn compile_round(
         }
     }
     Ok(Some(out))
-}
-
-pub(super) fn settle(work: &mut [Work], round: &Round, results: &Judgements) {
-    for &(w, e, c) in round {
-        let pending = &mut work[w].entries[e];
-        let (verdict, bytes) = results.get(&(w, e, c)).copied().unwrap_or((None, None));
-        match c {
-            None => {
-                pending.bytes_before = bytes;
-                pending.original = Original::Judged(verdict);
-                if verdict == Some(VerdictCode::Fits) {
-                    pending.settled = true;
-                }
-            }
-            Some(i) => {
-                pending.next = pending.next.max(i + 1);
-                if verdict == Some(VerdictCode::Fits) && pending.chosen.is_none_or(|(j, _)| i < j) {
-                    pending.chosen = Some((i, bytes));
-                }
-            }
-        }
-    }
-    // An entry is settled once a candidate fits (the round held its tile's whole group, fewest
-    // changes first) or none is left.
-    for item in work.iter_mut() {
-        for pending in &mut item.entries {
-            let judged = pending.original != Original::Unjudged;
-            if judged && (pending.chosen.is_some() || pending.next >= pending.candidates.len()) {
-                pending.settled = true;
-            }
-        }
-    }
 }

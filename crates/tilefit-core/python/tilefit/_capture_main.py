@@ -46,7 +46,7 @@ def main(argv):
         return 3
     from tilefit import _capture, _emulation, _system
 
-    _emulation.install(device)
+    emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
     scratch = os.path.dirname(os.path.abspath(out))
     _system.write_tools(
@@ -57,7 +57,7 @@ def main(argv):
     _system.install_libraries(device)
     os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
     recorder = _capture.Recorder(device)
-    _capture.install(recorder)
+    _capture.install(recorder, emulation)
     recorder.begin_call(module or os.path.basename(script))
     code = 0
     if module:

@@ -1,6 +1,7 @@
 //! What `--emit-files` makes: the patched copies (entries that miss their own device) and the new
 //! files (shapes the engine ships that a fleet device lacks, from the nearest device's file), and
-//! each round's next entries and candidates.
+//! each round's next entries and candidates, and what a round's verdicts settle. Pure: the
+//! compiles are `run::fix_files`'.
 
 use std::collections::BTreeMap;
 
@@ -13,23 +14,23 @@ use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
 
 /// One file to make: entries to settle on one device.
-pub(super) struct Work {
-    pub(super) device: TargetDevice,
+pub(crate) struct Work {
+    pub(crate) device: TargetDevice,
     /// The name the output has (relative).
-    pub(super) name: String,
-    pub(super) kind: &'static str,
-    pub(super) source: ConfigFile,
+    pub(crate) name: String,
+    pub(crate) kind: &'static str,
+    pub(crate) source: ConfigFile,
     /// Per entry: its key, its entry as the source has it, its candidates, where it stands.
-    pub(super) entries: Vec<Pending>,
+    pub(crate) entries: Vec<Pending>,
     /// A patched copy's other entries, with their verdict on the device (they stay as they are).
-    pub(super) kept: Vec<(String, Option<VerdictCode>)>,
+    pub(crate) kept: Vec<(String, Option<VerdictCode>)>,
     /// What the summary must say of it.
-    pub(super) notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 /// How the entry as the source has it fares on the device.
 #[derive(Clone, Copy, PartialEq)]
-pub(super) enum Original {
+pub(crate) enum Original {
     /// Not compiled for it yet.
     Unjudged,
     /// Its verdict (`None`: it did not compile).
@@ -37,29 +38,29 @@ pub(super) enum Original {
 }
 
 /// Per (work item, entry, candidate): the verdict on the item's device and the bytes.
-pub(super) type Judgements =
+pub(crate) type Judgements =
     BTreeMap<(usize, usize, Option<usize>), (Option<VerdictCode>, Option<u64>)>;
 
 /// A file's entries: (key, entry).
-pub(super) type Entries = Vec<(String, BTreeMap<String, Value>)>;
+pub(crate) type Entries = Vec<(String, BTreeMap<String, Value>)>;
 
-pub(super) struct Pending {
-    pub(super) key: String,
-    pub(super) entry: BTreeMap<String, Value>,
-    pub(super) candidates: Vec<Candidate>,
+pub(crate) struct Pending {
+    pub(crate) key: String,
+    pub(crate) entry: BTreeMap<String, Value>,
+    pub(crate) candidates: Vec<Candidate>,
     /// Candidates tried so far.
-    pub(super) next: usize,
-    pub(super) bytes_before: Option<u64>,
+    pub(crate) next: usize,
+    pub(crate) bytes_before: Option<u64>,
     /// The entry as the source has it, judged on this device.
-    pub(super) original: Original,
-    pub(super) chosen: Option<(usize, Option<u64>)>,
-    pub(super) settled: bool,
+    pub(crate) original: Original,
+    pub(crate) chosen: Option<(usize, Option<u64>)>,
+    pub(crate) settled: bool,
     /// What bounded its candidates.
-    pub(super) notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Pending {
-    pub(super) fn new(key: String, entry: BTreeMap<String, Value>, judged: Original) -> Pending {
+    pub(crate) fn new(key: String, entry: BTreeMap<String, Value>, judged: Original) -> Pending {
         let (candidates, notes) = candidates_noted(&entry);
         Pending {
             key,
@@ -74,24 +75,24 @@ impl Pending {
         }
     }
 
-    pub(super) fn fits_as_is(&self) -> bool {
+    pub(crate) fn fits_as_is(&self) -> bool {
         self.original == Original::Judged(Some(VerdictCode::Fits))
     }
 }
 
 /// A file's name without the folders before it (SGLang's `triton_X_Y_Z/`).
-pub(super) fn base_name(name: &str) -> &str {
+pub(crate) fn base_name(name: &str) -> &str {
     name.rsplit('/').next().unwrap_or(name)
 }
 
 /// The shape of a file: its name with the device and the Triton folder taken out.
-pub(super) fn shape_of(name: &str) -> String {
+pub(crate) fn shape_of(name: &str) -> String {
     let file = base_name(name);
     file_name_for(file, "*").unwrap_or_else(|| file.to_owned())
 }
 
 /// The name a device's file gets: the table's sourced reported name, else none.
-pub(super) fn reported(table: &DeviceTable, device: &TargetDevice) -> Option<String> {
+pub(crate) fn reported(table: &DeviceTable, device: &TargetDevice) -> Option<String> {
     let resolved = table.resolve(&device.device).ok()?;
     resolved
         .product()?
@@ -101,7 +102,7 @@ pub(super) fn reported(table: &DeviceTable, device: &TargetDevice) -> Option<Str
 }
 
 /// The entries a patched file fixes were judged already: their bytes are the report's.
-pub(super) fn bytes_from_report(work: &mut [Work], report: &ProbeReport) {
+pub(crate) fn bytes_from_report(work: &mut [Work], report: &ProbeReport) {
     if let Some(listed) = &report.listed {
         for item in work.iter_mut().filter(|w| w.kind == "patched") {
             if let Some(judged) = listed.files.iter().find(|f| f.file == item.source.name) {
@@ -120,7 +121,7 @@ pub(super) fn bytes_from_report(work: &mut [Work], report: &ProbeReport) {
 /// A new file carries only the entries its source's own device judged (compiled to a verdict):
 /// an entry left out there (a key the kernel does not take, a `NaN`), or one that did not compile,
 /// is not carried over, and the summary says so.
-pub(super) fn drop_unjudged(work: &mut [Work], report: &ProbeReport) {
+pub(crate) fn drop_unjudged(work: &mut [Work], report: &ProbeReport) {
     let Some(listed) = &report.listed else { return };
     for item in work.iter_mut().filter(|w| w.kind == "new") {
         let judged = listed.files.iter().find(|f| f.file == item.source.name);
@@ -147,7 +148,7 @@ pub(super) fn drop_unjudged(work: &mut [Work], report: &ProbeReport) {
 }
 
 /// The files to make: patched copies, then new files.
-pub(super) fn plan(
+pub(crate) fn plan(
     files: &[ConfigFile],
     unreadable: &[String],
     report: &ProbeReport,
@@ -162,7 +163,7 @@ pub(super) fn plan(
 }
 
 /// The files whose entries miss their own device, with those entries to settle.
-pub(super) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work> {
+pub(crate) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work> {
     let mut work = Vec::new();
     let listed = report.listed.as_ref();
     for file in files {
@@ -233,7 +234,7 @@ pub(super) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work
 
 /// The rank of a source file for a device without one: same arch first, then the same backend's
 /// closest budget (other backends never); ties by name.
-pub(super) fn source_rank(
+pub(crate) fn source_rank(
     file: &ConfigFile,
     device: &TargetDevice,
     budget: u32,
@@ -257,7 +258,7 @@ pub(super) fn source_rank(
 }
 
 /// New files for the fleet's devices, one per shape the engine ships that the device lacks.
-pub(super) fn new_work(
+pub(crate) fn new_work(
     files: &[ConfigFile],
     unreadable: &[String],
     fleet: &[TargetDevice],
@@ -346,11 +347,11 @@ pub(super) fn new_work(
 
 /// What one round sends: per work item and entry, the candidate index (`None`: the entry as
 /// the source has it).
-pub(super) type Round = Vec<(usize, usize, Option<usize>)>;
+pub(crate) type Round = Vec<(usize, usize, Option<usize>)>;
 
 /// The next round: each unsettled entry's original (if never judged on this device), else its
 /// next group of candidates (the stage reductions of one tile, so the fewest changes win).
-pub(super) fn next_round(work: &[Work]) -> Round {
+pub(crate) fn next_round(work: &[Work]) -> Round {
     let mut round = Vec::new();
     for (w, item) in work.iter().enumerate() {
         for (e, pending) in item.entries.iter().enumerate() {
@@ -381,4 +382,38 @@ pub(super) fn next_round(work: &[Work]) -> Round {
         }
     }
     round
+}
+
+/// Take a round's verdicts into the work: an entry is settled once a candidate fits (the round
+/// held its tile's whole group, fewest changes first) or none is left.
+pub(crate) fn settle(work: &mut [Work], round: &Round, results: &Judgements) {
+    for &(w, e, c) in round {
+        let pending = &mut work[w].entries[e];
+        let (verdict, bytes) = results.get(&(w, e, c)).copied().unwrap_or((None, None));
+        match c {
+            None => {
+                pending.bytes_before = bytes;
+                pending.original = Original::Judged(verdict);
+                if verdict == Some(VerdictCode::Fits) {
+                    pending.settled = true;
+                }
+            }
+            Some(i) => {
+                pending.next = pending.next.max(i + 1);
+                if verdict == Some(VerdictCode::Fits) && pending.chosen.is_none_or(|(j, _)| i < j) {
+                    pending.chosen = Some((i, bytes));
+                }
+            }
+        }
+    }
+    // An entry is settled once a candidate fits (the round held its tile's whole group, fewest
+    // changes first) or none is left.
+    for item in work.iter_mut() {
+        for pending in &mut item.entries {
+            let judged = pending.original != Original::Unjudged;
+            if judged && (pending.chosen.is_some() || pending.next >= pending.candidates.len()) {
+                pending.settled = true;
+            }
+        }
+    }
 }

@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from tilefit import _jit
 from tilefit._device import Device, budget_of, current_device
 from tilefit._errors import NoConfigFits, NoDevice
 
@@ -101,21 +102,14 @@ def _split(config):
 
 
 def _unwrap(kernel):
-    """The JITFunction and the heuristics wrapped around it (outermost first)."""
-    from triton.runtime.jit import JITFunction
-
-    heuristics = []
-    while not isinstance(kernel, JITFunction):
-        if hasattr(kernel, "values") and hasattr(kernel, "fn"):  # @triton.heuristics
-            heuristics.append(kernel.values)
-            kernel = kernel.fn
-        elif hasattr(kernel, "configs") and hasattr(kernel, "fn"):  # @triton.autotune
-            kernel = kernel.fn  # fit's candidates replace its list
-        else:
-            raise TypeError(
-                f"tilefit.fit takes a @triton.jit kernel, not {type(kernel).__name__}"
-            )
-    return kernel, heuristics
+    """The JITFunction and the heuristics wrapped around it (outermost first); an autotuner's
+    list is dropped (fit's candidates replace it)."""
+    jit, _, heuristics = _jit.unwrap(kernel)
+    if jit is None:
+        raise TypeError(
+            f"tilefit.fit takes a @triton.jit kernel, not {type(kernel).__name__}"
+        )
+    return jit, heuristics
 
 
 def _int_class(value):

@@ -26,12 +26,13 @@ from tilefit import _emulation
 
 def device():
     """The emulated device (the table's values as a dict), or None when not emulating."""
-    return _emulation.DEVICE
+    emulation = _emulation.installed()
+    return emulation.device if emulation else None
 
 
 def active():
     """Whether this process runs under tilefit's emulation."""
-    return _emulation.DEVICE is not None
+    return _emulation.installed() is not None
 
 
 class Platform:
@@ -254,7 +255,7 @@ def call(name):
     line and reason, and the script goes on. Outside emulation it does nothing."""
     from tilefit import _capture
 
-    recorder = _capture.RECORDER
+    recorder = _capture.installed()
     if recorder is None:
         yield
         return

@@ -101,7 +101,7 @@ def _emulated():
     """The recorder of this process's emulated run, when pytest runs under ``tilefit capture``."""
     from tilefit import _capture
 
-    return _capture.RECORDER
+    return _capture.installed()
 
 
 def _without_emulate(args):

@@ -20,8 +20,16 @@ from __future__ import annotations
 import sys
 from typing import ClassVar
 
-#: The emulated device (the dict ``tilefit capture`` passes), once installed.
-DEVICE = None
+#: The process's :class:`Emulation` once :func:`install` made it: torch and Triton are patched
+#: process-wide, so there is one per process. The patches hold it themselves; this answers the
+#: public API's questions (:func:`installed`).
+_INSTALLED = None
+
+
+def installed():
+    """This process's :class:`Emulation`, or None when it is not emulating."""
+    return _INSTALLED
+
 
 #: What ``torch.version.hip`` reads under a HIP target: HIP's version is not a property of the
 #: device, so it is not given as one; code that only asks whether it is set works.
@@ -44,7 +52,9 @@ class EmulationGap(RuntimeError):
 
     def __init__(self, what):
         self.what = what
-        name = (DEVICE or {}).get("key", "the emulated device")
+        emulation = installed()
+        name = emulation.device.get("key") if emulation else None
+        name = name or "the emulated device"
         super().__init__(
             f"tilefit's device table has no {what} for {name}: the emulation does not invent one "
             "(give it in the script, or add it to the table with its source)"
@@ -376,9 +386,11 @@ class EmulatedDriver:
     """Triton's active driver under emulation: the target of the table, device 0, stream 0. Launches
     never reach it (``tilefit``'s capture records them first)."""
 
-    def __init__(self, device):
+    def __init__(self, emulation):
         from triton.backends.compiler import GPUTarget
 
+        self.emulation = emulation
+        device = emulation.device
         self.device = device
         self.backend = device["backend"]
         if self.backend == "hip":
@@ -418,7 +430,7 @@ class EmulatedDriver:
         return torch.cuda
 
     def get_benchmarker(self):
-        return fake_benchmark
+        return self.emulation.fake_benchmark
 
     def get_empty_cache_for_benchmark(self):
         import torch
@@ -432,51 +444,58 @@ class EmulatedDriver:
         return ty
 
 
-#: How deep this process is inside a benchmark call: launches made there are configs an autotuner
-#: tries, not launches the engine makes.
-BENCHMARKING = [0]
+class Emulation:
+    """One process's emulated run: the device it answers as (the dict of the table's values that
+    ``tilefit capture`` passes), and how deep it is inside a benchmark call (launches made there
+    are configs an autotuner tries, not launches the engine makes). :func:`install` makes it and
+    hands it to every patch it installs."""
+
+    def __init__(self, device):
+        self.device = dict(device)
+        self.benchmarking = 0
+
+    def fake_benchmark(self, kernel_call, quantiles=None, **_kwargs):
+        """Run the call once (a launch tilefit records, not runs) and report a time of zero."""
+        self.benchmarking += 1
+        try:
+            kernel_call()
+        finally:
+            self.benchmarking -= 1
+        if quantiles is not None:
+            return [0.0 for _ in quantiles]
+        return 0.0
 
 
-def fake_benchmark(kernel_call, quantiles=None, **_kwargs):
-    """Run the call once (a launch tilefit records, not runs) and report a time of zero."""
-    BENCHMARKING[0] += 1
-    try:
-        kernel_call()
-    finally:
-        BENCHMARKING[0] -= 1
-    if quantiles is not None:
-        return [0.0 for _ in quantiles]
-    return 0.0
-
-
-def _patch_triton(device):
+def _patch_triton(emulation):
     import triton
     import triton.testing
     from triton.runtime import driver
 
-    driver.set_active(EmulatedDriver(device))
-    triton.testing.do_bench = fake_benchmark
+    driver.set_active(EmulatedDriver(emulation))
+    triton.testing.do_bench = emulation.fake_benchmark
     if hasattr(triton.testing, "do_bench_cudagraph"):
-        triton.testing.do_bench_cudagraph = fake_benchmark
+        triton.testing.do_bench_cudagraph = emulation.fake_benchmark
 
 
 def install(device):
-    """Make this process look as if it ran on ``device`` (a dict of the table's values). Call it
-    once, before any user module is imported."""
-    global DEVICE
-    if DEVICE is not None:
-        if DEVICE != device:
+    """Make this process look as if it ran on ``device`` (a dict of the table's values), and
+    return the :class:`Emulation` its patches share. Call it once, before any user module is
+    imported; again with the same device, it returns the same emulation."""
+    global _INSTALLED
+    if _INSTALLED is not None:
+        if _INSTALLED.device != device:
             raise RuntimeError(
                 "tilefit's emulation is already installed for another device: use one "
                 "process per target"
             )
-        return
-    DEVICE = dict(device)
-    _patch_torch(DEVICE)
-    _patch_triton(DEVICE)
+        return _INSTALLED
+    emulation = _INSTALLED = Emulation(device)
+    _patch_torch(emulation.device)
+    _patch_triton(emulation)
     from tilefit import _autograd
 
     _autograd.install()
+    return emulation
 
 
 def stop_reason(error):

@@ -33,6 +33,8 @@ import math
 import sys
 import types
 
+from tilefit import _jit
+
 #: What the written file starts with: the one helper that defines a function from its source.
 _PRELUDE = '''
 import importlib as _importlib
@@ -166,7 +168,6 @@ class _Writer:
     def value(self, value, where, chains=frozenset({()})):
         """A Python expression that rebuilds ``value`` (read as ``where``) in the written file."""
         import triton.language as tl
-        from triton.runtime.jit import JITFunction
 
         if value is None or isinstance(value, (bool, int, str)):
             return repr(value)
@@ -183,7 +184,7 @@ class _Writer:
             return f"({items}{',' if len(value) == 1 else ''})"
         if isinstance(value, types.ModuleType):
             return self.module(value, where, chains)
-        if isinstance(value, JITFunction):
+        if _jit.is_jit(value):
             return self.function(value, "jit")
         constexpr_function = _constexpr_function_type()
         if constexpr_function is not None and isinstance(value, constexpr_function):

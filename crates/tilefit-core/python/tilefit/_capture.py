@@ -18,7 +18,7 @@ import json
 import os
 import sys
 
-from tilefit import _emulation, _scope
+from tilefit import _emulation, _jit, _scope
 
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -122,7 +122,14 @@ class Recorder:
             out.write(text + "\n")
 
 
-RECORDER = None
+#: The process's :class:`Recorder` once :func:`install` put it in place (the launch patches hold
+#: it themselves; this answers ``tilefit.emulate.call`` and the pytest plugin).
+_INSTALLED = None
+
+
+def installed():
+    """The recorder of this process's emulated run, or None."""
+    return _INSTALLED
 
 
 #: Folders of the user's own code (the script's folder, or the working folder for ``-m``): a
@@ -281,7 +288,7 @@ def _kernel_info(jit):
     name = fn.__name__
     # Module level in its own globals: wherever the module lives (sys.modules or not, __main__,
     # an exec'd namespace).
-    module_level = _unwrap(fn.__globals__.get(name)) is jit
+    module_level = _jit.unwrap(fn.__globals__.get(name))[0] is jit
     return {
         "file": path,
         "function": name,
@@ -290,15 +297,6 @@ def _kernel_info(jit):
         "digest": hashlib.sha256(source.encode()).hexdigest(),
         "module_level": module_level,
     }
-
-
-def _unwrap(obj):
-    """The JITFunction under `@triton.autotune` / `@triton.heuristics` wrappers (each has `.fn`)."""
-    from triton.runtime.jit import JITFunction
-
-    while obj is not None and not isinstance(obj, JITFunction) and hasattr(obj, "fn"):
-        obj = obj.fn
-    return obj
 
 
 def _globals(jit):
@@ -338,9 +336,9 @@ def _grid(grid, bound):
     return [int(g) for g in grid]
 
 
-def capture_run(jit, args, kwargs, grid, warmup):
-    """Record one launch of ``jit`` (a JITFunction) with the launch's own values."""
-    recorder = RECORDER
+def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
+    """Record one launch of ``jit`` (a JITFunction) with the launch's own values into
+    ``recorder`` (``emulation`` says whether a benchmark call made it)."""
     # Inside an autotuned launch, the launching line is where the autotuner was called.
     outer = recorder._group[0] if recorder and recorder._group else None
     caller = (
@@ -359,7 +357,7 @@ def capture_run(jit, args, kwargs, grid, warmup):
     }
     group = recorder._group[-1] if recorder and recorder._group else None
     if group is not None:
-        benchmarking = recorder._benchmarking or _emulation.BENCHMARKING[0]
+        benchmarking = recorder._benchmarking or emulation.benchmarking
         record["autotune"] = {
             "group": group["id"],
             "role": "candidate" if benchmarking else "chosen",
@@ -407,11 +405,8 @@ def capture_run(jit, args, kwargs, grid, warmup):
         recorder.launches.append(record)
 
 
-def _autotuned_run(original):
+def _autotuned_run(original, recorder):
     def run(self, *args, **kwargs):
-        recorder = RECORDER
-        if recorder is None:
-            return original(self, *args, **kwargs)
         recorder._next_group += 1
         group = {
             "id": recorder._next_group,
@@ -462,40 +457,40 @@ def _autotuned_run(original):
     return run
 
 
-def _autotuned_bench(original):
+def _autotuned_bench(original, recorder, emulation):
     def bench(self, *args, config, **meta):
-        recorder = RECORDER
-        self.__dict__["do_bench"] = _emulation.fake_benchmark
-        if recorder is not None:
-            recorder._benchmarking += 1
+        self.__dict__["do_bench"] = emulation.fake_benchmark
+        recorder._benchmarking += 1
         try:
             return original(self, *args, config=config, **meta)
         finally:
-            if recorder is not None:
-                recorder._benchmarking -= 1
+            recorder._benchmarking -= 1
 
     return bench
 
 
-def install(recorder):
-    """Record every launch into ``recorder`` instead of running it."""
-    global RECORDER
-    RECORDER = recorder
+def install(recorder, emulation):
+    """Record every launch into ``recorder`` instead of running it, under ``emulation`` (what
+    :func:`tilefit._emulation.install` returned)."""
+    global _INSTALLED
+    _INSTALLED = recorder
     _emulation.ON_STOP.append(lambda error: recorder.stop(error, here=True))
     from triton.runtime import autotuner
     from triton.runtime.jit import JITFunction
 
     def run(self, *args, grid=None, warmup=False, **kwargs):
-        return capture_run(self, args, kwargs, grid, warmup)
+        return capture_run(recorder, emulation, self, args, kwargs, grid, warmup)
 
     JITFunction.run = run
-    autotuner.Autotuner.run = _autotuned_run(autotuner.Autotuner.run)
-    autotuner.Autotuner._bench = _autotuned_bench(autotuner.Autotuner._bench)
+    autotuner.Autotuner.run = _autotuned_run(autotuner.Autotuner.run, recorder)
+    autotuner.Autotuner._bench = _autotuned_bench(
+        autotuner.Autotuner._bench, recorder, emulation
+    )
 
     # An engine's own Autotuner subclass (FlagGems' LibTuner) that overrides `run` is wrapped the
     # same way when it is defined, so the configs it tries are one launch's, not launches.
     def wrap_subclass(cls, **kwargs):
         if "run" in cls.__dict__:
-            cls.run = _autotuned_run(cls.__dict__["run"])
+            cls.run = _autotuned_run(cls.__dict__["run"], recorder)
 
     autotuner.Autotuner.__init_subclass__ = classmethod(wrap_subclass)

@@ -1,0 +1,211 @@
+//! One target's records judged on the run's pipeline: each distinct compile compiled for the
+//! target's arch through its probe spec (the text `--emit-spec` writes for it, parsed where it is
+//! made), each launch given its verdict, and the fix of every launch that crashes the engine.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::compile::Event;
+use crate::device::TargetDevice;
+use crate::input::capture::Records;
+use crate::input::spec;
+use crate::judge::capture::launch_verdict;
+use crate::model::capture::{
+    AutotuneCounts, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
+};
+use crate::model::verdict::VerdictCode;
+use crate::plan::capture::{Compile, plan, scope_file_name, spec_toml};
+use crate::run::pipeline::Pipeline;
+
+/// The probe results of one target's compiles, each through its spec (the same TOML
+/// `--emit-spec` writes for it), on one pool of workers.
+fn compile_all(
+    pipeline: &Pipeline<'_>,
+    compiles: &[Compile],
+    scopes: &BTreeMap<String, String>,
+    target: &TargetDevice,
+    on_event: &mut dyn FnMut(Event),
+) -> Vec<CompileReport> {
+    let mut reports: Vec<CompileReport> = compiles
+        .iter()
+        .map(|compile| CompileReport {
+            kernel: compile.kernel.clone(),
+            args: compile.args.clone(),
+            constexprs: compile.constexprs.clone(),
+            options: compile.options.clone(),
+            globals: compile.globals.clone(),
+            result: None,
+            error: None,
+        })
+        .collect();
+    let mut specs = Vec::new();
+    let mut spec_of = Vec::new();
+    let kernels = pipeline.scratch().join("kernels");
+    for (i, compile) in compiles.iter().enumerate() {
+        let scope_path = kernels.join(scope_file_name(&compile.kernel));
+        let written = compile
+            .kernel
+            .scope
+            .as_ref()
+            .and_then(|d| scopes.get(d))
+            .ok_or_else(|| "the records hold no scope file for its kernel".to_owned())
+            .and_then(|scope| {
+                std::fs::create_dir_all(&kernels)
+                    .and_then(|()| std::fs::write(&scope_path, scope))
+                    .map_err(|e| format!("cannot write {}: {e}", scope_path.display()))
+            });
+        if let Err(why) = written {
+            reports[i].error = Some(why);
+            continue;
+        }
+        let text = spec_toml(
+            &[compile],
+            std::slice::from_ref(&target.device),
+            "captured by tilefit capture",
+            &scope_path.display().to_string(),
+        );
+        // Parsed where it is made, never written: the text `--emit-spec` writes for it.
+        let path = PathBuf::from(format!(
+            "the captured compile of `{}` for {}",
+            compile.kernel.function, target.device
+        ));
+        match spec::parse(&text, &path) {
+            Ok(spec) => {
+                specs.push(spec);
+                spec_of.push(i);
+            }
+            Err(e) => reports[i].error = Some(crate::hint::chain_text(&e)),
+        }
+    }
+    // One batch for all of them: the pool's workers compile side by side.
+    let results = pipeline.probe_all(&specs, std::slice::from_ref(target), on_event);
+    for (i, outcome) in spec_of.into_iter().zip(results) {
+        match outcome {
+            Ok(probe) => reports[i].result = probe.results.into_iter().next(),
+            Err(e) => reports[i].error = Some(crate::hint::chain_text(&e)),
+        }
+    }
+    reports
+}
+
+/// One target's records judged: each distinct compile compiled for its arch, each launch given
+/// its verdict.
+pub(super) fn judge_target(
+    pipeline: &Pipeline<'_>,
+    records: &Records,
+    mut report: TargetCapture,
+    on_event: &mut dyn FnMut(Event),
+) -> TargetCapture {
+    let target = report.device.clone();
+    let planned = plan(records);
+    report.versions.clone_from(&records.versions);
+    report.calls = records.calls;
+    report.stopped.clone_from(&records.stopped);
+    report.errors.clone_from(&records.errors);
+    report.tests.clone_from(&records.tests);
+    report.scopes.clone_from(&records.scopes);
+    report.compiles = compile_all(
+        pipeline,
+        &planned.compiles,
+        &records.scopes,
+        &target,
+        on_event,
+    );
+    report.launches = planned
+        .launches
+        .iter()
+        .map(|(launch, count)| {
+            let compiles: Vec<&CompileReport> = launch
+                .compiles
+                .iter()
+                .filter_map(|&i| report.compiles.get(i))
+                .collect();
+            LaunchReport {
+                kernel: launch.kernel.clone(),
+                caller: launch.caller.clone(),
+                chain: launch.chain.clone(),
+                calls: launch.calls.clone(),
+                count: *count,
+                autotune: launch.autotune.map(|(configs, tried)| AutotuneCounts {
+                    configs,
+                    tried,
+                    keys: launch.autotune_keys.clone(),
+                }),
+                compiles: launch.compiles.clone(),
+                grid: launch.grid.clone(),
+                verdict: launch_verdict(
+                    launch.autotune.is_some(),
+                    launch.unsupported.is_some(),
+                    &compiles,
+                    &target.device,
+                ),
+                unsupported: launch.unsupported.clone(),
+                fix: None,
+            }
+        })
+        .collect();
+    fix_launches(pipeline, &mut report, on_event);
+    report
+}
+
+/// For every launch that crashes the engine, the nearest configs that fit on its device: the
+/// candidates of the over-budget config (of an autotuned list none of whose configs fits, the
+/// smallest one's), compiled for the device in one batch, judged, and named with what to pass.
+fn fix_launches(
+    pipeline: &Pipeline<'_>,
+    report: &mut TargetCapture,
+    on_event: &mut dyn FnMut(Event),
+) {
+    let target = report.device.clone();
+    let backend = report.emulated.backend.clone();
+    let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
+    for (at, launch) in report.launches.iter().enumerate() {
+        if !matches!(
+            launch.verdict,
+            LaunchVerdict::Over | LaunchVerdict::NoneFits
+        ) {
+            continue;
+        }
+        let smallest = launch
+            .compiles
+            .iter()
+            .filter_map(|&i| report.compiles.get(i))
+            .min_by_key(|c| c.result.as_ref().and_then(|r| r.shared_bytes));
+        let Some(base) = smallest else { continue };
+        let compile = Compile {
+            kernel: base.kernel.clone(),
+            args: base.args.clone(),
+            constexprs: base.constexprs.clone(),
+            options: base.options.clone(),
+            globals: base.globals.clone(),
+        };
+        wanted.push((at, crate::fix::launch::candidates(&compile, &backend)));
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let all: Vec<Compile> = wanted
+        .iter()
+        .flat_map(|(_, c)| c.iter().map(|(_, compile)| compile.clone()))
+        .collect();
+    let results = compile_all(pipeline, &all, &report.scopes, &target, on_event);
+    let mut next = results.iter();
+    for (at, candidates) in wanted {
+        let bytes: Vec<Option<u64>> = candidates
+            .iter()
+            .map(|_| {
+                let result = next.next()?.result.as_ref()?;
+                let fits = result
+                    .verdicts
+                    .iter()
+                    .any(|v| v.device == target.device && v.verdict == VerdictCode::Fits);
+                fits.then_some(result.shared_bytes).flatten()
+            })
+            .collect();
+        let autotuned = report.launches[at]
+            .autotune
+            .as_ref()
+            .map(|a| a.keys.as_slice());
+        report.launches[at].fix = crate::fix::launch::fix_of(autotuned, &candidates, &bytes);
+    }
+}

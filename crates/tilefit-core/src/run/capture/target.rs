@@ -1,0 +1,110 @@
+//! One target's emulated run: the script (or module) started under the target's emulated device,
+//! its output streamed, and its records read back as hostile input, or why there are none.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::compile::script::{self, ScriptEnd};
+use crate::compile::toolchain::Toolchain;
+use crate::device::emulated::EmulatedDevice;
+use crate::input::capture::{self, Records, RecordsError};
+use crate::model::capture::ScriptRun;
+
+use super::{CaptureError, CaptureRun};
+
+/// The exit code `_capture_main` gives when its Python cannot import torch.
+const NO_TORCH: i32 = 3;
+
+/// The emulated run of one target: how its process ended, and its records or why there are none.
+pub(super) fn run_target(
+    toolchain: &Toolchain,
+    (scratch, index): (&Path, usize),
+    run: &CaptureRun<'_>,
+    device: &EmulatedDevice,
+    cancel: &crate::cancel::Cancel,
+    on_output: &mut dyn FnMut(&str, script::Stream, &str),
+) -> Result<(ScriptRun, Result<Records, String>), CaptureError> {
+    let device_file = scratch.join(format!("device-{index}.json"));
+    let records_file = scratch.join(format!("records-{index}.json"));
+    let text = serde_json::to_string(device).unwrap_or_default();
+    std::fs::write(&device_file, text)
+        .map_err(|e| CaptureError::Scratch(device_file.display().to_string(), e))?;
+    let python_path = match std::env::var_os("PYTHONPATH") {
+        Some(existing) if !existing.is_empty() => {
+            let mut joined = scratch.join("py").into_os_string();
+            joined.push(":");
+            joined.push(existing);
+            joined
+        }
+        _ => scratch.join("py").into_os_string(),
+    };
+    let mut command = Command::new(&toolchain.python);
+    command
+        .arg("-m")
+        .arg("tilefit._capture_main")
+        .arg(&device_file)
+        .arg(&records_file)
+        .args(match run.module {
+            Some(module) => vec!["-m".into(), std::ffi::OsString::from(module)],
+            None => vec![run.script.as_os_str().to_owned()],
+        })
+        .args(run.args)
+        .env("PYTHONPATH", python_path)
+        .env("PYTHONUNBUFFERED", "1")
+        // Triton's and Inductor's caches stay in the scratch: nothing is compiled for a device,
+        // but imports look, and torch's Inductor makes its folder in the user's temp otherwise.
+        .env("TRITON_CACHE_DIR", scratch.join("triton-cache"))
+        .env("TORCHINDUCTOR_CACHE_DIR", scratch.join("inductor-cache"));
+    let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
+        on_output(&device.key, stream, line);
+    });
+    let no_torch = outcome.end == ScriptEnd::Exited(NO_TORCH)
+        && outcome
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("cannot import torch"));
+    if no_torch {
+        return Err(CaptureError::NoTorch {
+            python: toolchain.python.display().to_string(),
+        });
+    }
+    let (end, code, signal) = match &outcome.end {
+        ScriptEnd::Exited(code) => ("exited", Some(*code), None),
+        ScriptEnd::Signaled(signal) => ("signaled", None, Some(*signal)),
+        ScriptEnd::TimedOut(_) => ("timed-out", None, None),
+        ScriptEnd::Cancelled => ("cancelled", None, None),
+        ScriptEnd::CannotStart(_) => ("cannot-start", None, None),
+    };
+    let process = ScriptRun {
+        end: end.to_owned(),
+        code,
+        signal,
+        seconds: outcome.elapsed.as_secs_f64(),
+        lines: outcome.lines,
+        stdout_tail: outcome.stdout_tail.clone(),
+        stderr_tail: outcome.stderr_tail.clone(),
+    };
+    if let ScriptEnd::CannotStart(why) = &outcome.end {
+        return Ok((
+            process,
+            Err(format!(
+                "cannot start {}: {why}",
+                toolchain.python.display()
+            )),
+        ));
+    }
+    if !records_file.exists() {
+        return Ok((
+            process,
+            Err("the script's process ended without tilefit's records (os._exit, a crash, a signal or a kill)".to_owned()),
+        ));
+    }
+    let records = capture::read(&records_file).map_err(|e: RecordsError| e.to_string());
+    let records = match records {
+        Ok(records) if !records.complete => {
+            Err("the records are not whole: the run did not reach its end (interrupted)".to_owned())
+        }
+        other => other,
+    };
+    Ok((process, records))
+}
