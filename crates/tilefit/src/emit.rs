@@ -208,14 +208,14 @@ pub fn finish_probe(
         >,
         &Path,
     )>,
-    args: &crate::cli::ProbeArgs,
+    outputs: &crate::session::ProbeOutputs,
 ) -> anyhow::Result<u8> {
     use tilefit_core::judge::gate::Rule;
     if let Some((files, _)) = &fixed {
         report.stats.complete &= files.as_ref().is_ok_and(|f| f.complete);
     }
-    emit(report, &args.output)?;
-    if let Some(path) = &args.emit_configs {
+    emit(report, &outputs.output)?;
+    if let Some(path) = &outputs.emit_configs {
         emit_configs(report, path)?;
     }
     // `emit_files` says itself when the files were interrupted.
@@ -223,8 +223,8 @@ pub fn finish_probe(
     if let Some((files, dir)) = fixed {
         emit_files(&files?, dir)?;
     }
-    let mut output = args.output.clone();
-    if args.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
+    let mut output = outputs.output.clone();
+    if outputs.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
         output.fail_on.push(Rule::UnreadableFiles);
     }
     let code = finish(report, &output)?;
@@ -234,7 +234,7 @@ pub fn finish_probe(
     output::note(
         "tilefit: the run was interrupted: the report is incomplete (a job an interrupt kept from running says FAILED)",
     );
-    if args.emit_files.is_some() && !emitted {
+    if outputs.emit_files.is_some() && !emitted {
         output::note("tilefit: --emit-files was interrupted: no config file was written");
     }
     Ok(code.max(exit_codes::BAD_INPUT_OR_TOOL_FAILURE))
@@ -252,7 +252,7 @@ pub fn emit_files(
         );
         return Ok(());
     }
-    for (name, text) in tilefit_core::render::fix_files::outputs(fixed) {
+    for (name, text) in tilefit_core::render::fix_files_outputs(fixed) {
         tilefit_core::write::write_below(dir, &name, &text)?;
     }
     let patched = fixed.files.iter().filter(|f| f.kind == "patched").count();

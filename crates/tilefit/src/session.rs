@@ -1,15 +1,26 @@
 //! A command's session, built once from its flags (ripgrep's `HiArgs::from_low_args` is the
 //! model): the settings the library runs with (jobs, cache, timeouts, SIGINT/SIGTERM wired to the
-//! cancel flag), the progress drawn on stderr, and the toolchain the flags ask for, selected with
-//! its notes on that progress. Flag conflicts are refused in `settings`, before a session exists.
+//! cancel flag), the toolchain the flags ask for, and the progress drawn on stderr. `tilefit
+//! probe`'s whole flag set becomes a [`ProbeSession`] here, in one pass: the mode (flag
+//! conflicts refused in `settings` before anything is read), the spec, the targets and what the
+//! run writes; the commands then read the session, never the flags.
 
 use std::path::PathBuf;
 
+use tilefit_core::compile::toolchain as versions;
+use tilefit_core::hint::Hinted;
+use tilefit_core::plan::shard::Shard;
+
 use tilefit_core::compile::Settings;
 use tilefit_core::compile::toolchain::Toolchain;
-use tilefit_core::run::toolchains;
+use tilefit_core::device::TargetDevice;
+use tilefit_core::input::spec::{self, ProbeSpec};
+use tilefit_core::model::shard::Invocation;
+use tilefit_core::run::fleet;
+use tilefit_core::run::probe::ProbeRun;
+use tilefit_core::run::toolchains::{self, Wanted, unsupported};
 
-use crate::cli::{CompileArgs, PythonArgs};
+use crate::cli::{CompileArgs, OutputArgs, ProbeArgs};
 use crate::progress::Progress;
 use crate::settings;
 
@@ -17,6 +28,8 @@ use crate::settings;
 pub struct Session {
     /// The library's settings.
     pub settings: Settings,
+    /// The interpreter or Triton version `--python`/`--triton` ask for.
+    pub wanted: Wanted,
     /// Progress and notes on stderr.
     pub progress: Progress,
 }
@@ -24,26 +37,232 @@ pub struct Session {
 impl Session {
     /// The session of a command with these compile flags.
     pub fn new(compile: &CompileArgs, worker_script: Option<PathBuf>) -> anyhow::Result<Session> {
+        let (settings, wanted) = settings::of_compile_args(compile, worker_script)?;
         Ok(Session {
-            settings: settings::from_compile_args(compile, worker_script)?,
+            settings,
+            wanted,
             progress: Progress::new(),
         })
     }
 
-    /// The toolchain `python` asks for (or the spec's `triton`), its provisioning noted.
-    pub fn toolchain(
-        &self,
-        python: &PythonArgs,
-        spec_triton: Option<&str>,
-    ) -> anyhow::Result<Toolchain> {
-        let wanted = settings::wanted(python);
-        Ok(toolchains::select(&wanted, spec_triton, &mut |line| {
-            self.note(&line);
-        })?)
+    /// The toolchain the flags ask for (or the spec's `triton`), its provisioning noted.
+    pub fn toolchain(&self, spec_triton: Option<&str>) -> anyhow::Result<Toolchain> {
+        Ok(toolchains::select(
+            &self.wanted,
+            spec_triton,
+            &mut |line| {
+                self.note(&line);
+            },
+        )?)
     }
 
     /// A note on stderr.
     pub fn note(&self, line: &str) {
         self.progress.note(line);
     }
+}
+
+/// Where a probe's results go besides its report: the flags the finish reads.
+pub struct ProbeOutputs {
+    /// `--json`, `--html`, `--output-format`, the gate's flags.
+    pub output: OutputArgs,
+    /// `--emit-configs FILE`.
+    pub emit_configs: Option<PathBuf>,
+    /// `--emit-files DIR`.
+    pub emit_files: Option<PathBuf>,
+}
+
+/// `tilefit probe`'s flags, resolved once.
+pub struct ProbeSession {
+    /// Settings, toolchain wanted, progress.
+    pub session: Session,
+    /// A single run, a version matrix, a shard or a job dump.
+    pub mode: ProbeMode,
+    /// The spec, read.
+    pub spec: ProbeSpec,
+    /// The fleet: `--targets`, or the spec's, or the default.
+    pub targets: Vec<TargetDevice>,
+    /// What a shard records of the run.
+    pub invocation: Invocation,
+    /// `--triton-from-files`.
+    pub triton_from_files: bool,
+    /// Where the results go.
+    pub outputs: ProbeOutputs,
+}
+
+impl ProbeSession {
+    /// The session of `tilefit probe ARGS`: conflicting flags are refused before the spec is read.
+    pub fn of(args: &ProbeArgs) -> anyhow::Result<ProbeSession> {
+        let mode = ProbeMode::of(args)?;
+        let spec = spec::load(&args.spec)?;
+        let targets = fleet::of_spec(&spec, &args.targets)?;
+        let session = Session::new(&args.compile, args.worker_script.clone())?;
+        let invocation = Invocation {
+            spec: args.spec.display().to_string(),
+            targets: args.targets.clone(),
+            full_compile: session.settings.full_compile,
+            read_resources: session.settings.read_resources,
+        };
+        Ok(ProbeSession {
+            session,
+            mode,
+            spec,
+            targets,
+            invocation,
+            triton_from_files: args.triton_from_files,
+            outputs: ProbeOutputs {
+                output: args.output.clone(),
+                emit_configs: args.emit_configs.clone(),
+                emit_files: args.emit_files.clone(),
+            },
+        })
+    }
+
+    /// What the run does besides the probe: `--triton-from-files` (with `--python` where it is
+    /// that version) and `--emit-files`.
+    pub fn run(&self) -> ProbeRun<'_> {
+        ProbeRun {
+            triton_from_files: self
+                .triton_from_files
+                .then_some(self.session.wanted.python.as_deref()),
+            emit_files: self.outputs.emit_files.is_some(),
+        }
+    }
+}
+
+/// The flags a capture refuses, each with what to do instead.
+pub fn capture_conflicts(args: &crate::cli::CaptureArgs) -> anyhow::Result<()> {
+    if args.output.html.is_some() {
+        return Err(Hinted::new(
+            "`--html` draws a probe's cliff map; a capture has none",
+            "use `--json FILE` or `--output-format markdown`",
+        )
+        .into());
+    }
+    if args.output.shipped.is_some() {
+        return Err(Hinted::new(
+            "`--shipped` names the configs an engine ships; a capture judges the configs the script launched",
+            "leave `--shipped` out: a launch over budget fails the capture by default",
+        )
+        .into());
+    }
+    if args.compile.python.triton.is_some() {
+        return Err(Hinted::new(
+            "`--triton` picks a managed Triton, which has no torch and none of the engine's packages: a capture runs the script in its own environment",
+            "pass `--python` of an environment with torch, the engine and the Triton to judge",
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// What `tilefit probe` does, decided from the flags before any work.
+pub enum ProbeMode {
+    /// One run with one Triton.
+    Single,
+    /// The run once per Triton version (`--triton A,B`).
+    Matrix(Vec<String>),
+    /// One shard of the run (`--shard K/N`), its results to `--json`.
+    Shard(Shard),
+    /// The planned jobs to a file, nothing compiled (`--dump-jobs`).
+    DumpJobs(PathBuf),
+}
+
+impl ProbeMode {
+    /// The mode of `tilefit probe`'s flags; flags that do not go together are refused here.
+    pub fn of(args: &ProbeArgs) -> anyhow::Result<ProbeMode> {
+        let shard = shard(args.shard.as_deref(), args.output.json.as_deref())?;
+        if shard.is_some() && (args.dump_jobs.is_some() || args.emit_configs.is_some()) {
+            return Err(Hinted::new(
+                "--shard: `--dump-jobs` and `--emit-configs` need the whole run",
+                "give `--emit-configs` to `tilefit merge` instead",
+            )
+            .into());
+        }
+        if let Some(dir) = &args.emit_files {
+            // Checked before any work: a link as the output folder is refused.
+            tilefit_core::write::prepare_dir(dir)?;
+        }
+        if args.emit_files.is_some()
+            && (shard.is_some() || args.dump_jobs.is_some() || args.triton_from_files)
+        {
+            return Err(Hinted::new(
+                "`--emit-files` needs the whole run, judged with one Triton",
+                "run it without `--shard`, `--dump-jobs` and `--triton-from-files`",
+            )
+            .into());
+        }
+        if let Some(text) = &args.compile.python.triton {
+            // Checked and deduplicated by `--triton`'s value parser; the same parser splits it.
+            let versions = versions::parse_versions(text)?;
+            for version in &versions {
+                if let Some(why) = unsupported(version) {
+                    let hint = if versions.len() > 1 {
+                        "leave it out, or judge with 3.5.1 or later"
+                    } else {
+                        "judge with 3.5.1 or later"
+                    };
+                    let given = if versions.len() > 1 {
+                        format!("--triton {text}: {why}")
+                    } else {
+                        format!("--triton: {why}")
+                    };
+                    return Err(Hinted::new(given, hint).into());
+                }
+            }
+            if versions.len() > 1 {
+                let refuse = |what: &str, hint: &str| -> anyhow::Result<ProbeMode> {
+                    Err(Hinted::new(format!("--triton {text}: {what}"), hint).into())
+                };
+                if args.shard.is_some() {
+                    return refuse(
+                        "a version matrix cannot be sharded",
+                        "shard one version at a time: `--triton 3.6.0 --shard K/N`",
+                    );
+                }
+                if args.dump_jobs.is_some()
+                    || args.emit_configs.is_some()
+                    || args.emit_files.is_some()
+                    || args.output.html.is_some()
+                {
+                    return refuse(
+                        "`--dump-jobs`, `--emit-configs`, `--emit-files` and `--html` take one Triton version",
+                        "run those with `--triton VERSION`",
+                    );
+                }
+                return Ok(ProbeMode::Matrix(versions));
+            }
+        }
+        Ok(match (shard, &args.dump_jobs) {
+            (Some(shard), _) => ProbeMode::Shard(shard),
+            (None, Some(path)) => ProbeMode::DumpJobs(path.clone()),
+            (None, None) => ProbeMode::Single,
+        })
+    }
+}
+
+/// `--shard K/N` or `auto` (from the schedulers' variables); a shard needs `--json`.
+pub fn shard(text: Option<&str>, json: Option<&str>) -> anyhow::Result<Option<Shard>> {
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    let shard = if text.trim() == "auto" {
+        Shard::from_env(|name| std::env::var(name).ok())
+    } else {
+        Shard::parse(text)
+    }
+    .map_err(|e| {
+        Hinted::new(
+            format!("--shard: {e}"),
+            "give `--shard 2/3` (or TILEFIT_SHARD=2/3), one value of K per machine",
+        )
+    })?;
+    if json.is_none() {
+        return Err(Hinted::new(
+            "--shard: a shard's results go to a file, for `tilefit merge`",
+            "add `--json shard-K.json`, then run `tilefit merge shard-*.json` once every shard is done",
+        )
+        .into());
+    }
+    Ok(Some(shard))
 }

@@ -1,14 +1,15 @@
 //! A capture's launches as compiles: the distinct compiles of one target's launches, each launch
 //! (an autotuned one with every config it would try) pointing at its compiles, and the probe spec
-//! of a compile or of a kernel's compiles, written as TOML (what `--emit-spec` writes, and what the
-//! capture itself compiles through the probe pipeline, so the two cannot disagree).
+//! of a compile or of a kernel's compiles as a typed document (what the capture checks and
+//! compiles through the probe pipeline, and what `--emit-spec` serializes, so the two cannot
+//! disagree).
 
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
 
 use serde_json::Value;
 
 use crate::input::capture::{CapturedArg, CapturedKernel, Frame, Launch, Records, Site};
+use crate::input::spec::{KernelDocument, SpecDocument, TargetsDocument};
 
 /// One distinct compile: what decides the compiled kernel.
 #[derive(Debug, Clone, PartialEq)]
@@ -198,8 +199,8 @@ pub fn plan(records: &Records) -> Planned {
 }
 
 /// A JSON value as TOML, where TOML can say it (TOML has no null).
-fn toml_value(value: &Value) -> Option<String> {
-    let converted: toml::Value = match value {
+fn toml_value(value: &Value) -> Option<toml::Value> {
+    Some(match value {
         Value::Bool(b) => toml::Value::Boolean(*b),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => toml::Value::Integer(i),
@@ -213,42 +214,40 @@ fn toml_value(value: &Value) -> Option<String> {
             None => return None,
         },
         Value::Null | Value::Array(_) | Value::Object(_) => return None,
-    };
-    Some(converted.to_string())
+    })
 }
 
-fn key(name: &str) -> String {
-    if !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_owned()
-    } else {
-        toml::Value::String(name.to_owned()).to_string()
-    }
-}
-
-fn arg_toml(arg: &CapturedArg) -> String {
-    let ty = toml::Value::String(arg.ty.clone()).to_string();
+/// An argument as `[args]` writes it: its type alone, or a table with its value, its alignment
+/// or its tensor descriptor.
+fn arg_value(arg: &CapturedArg) -> toml::Value {
+    let ty = toml::Value::String(arg.ty.clone());
+    let mut table = toml::Table::new();
+    table.insert("type".to_owned(), ty.clone());
     if arg.ty == "tensordesc" {
         let list = |v: &Option<Vec<u64>>| {
-            let items: Vec<String> = v.iter().flatten().map(u64::to_string).collect();
-            format!("[{}]", items.join(", "))
+            toml::Value::Array(
+                v.iter()
+                    .flatten()
+                    .map(|n| toml::Value::Integer(i64::try_from(*n).unwrap_or(i64::MAX)))
+                    .collect(),
+            )
         };
-        return format!(
-            "{{ type = {ty}, dtype = {}, shape = {}, strides = {}, block_shape = {} }}",
+        table.insert(
+            "dtype".to_owned(),
             toml::Value::String(arg.dtype.clone().unwrap_or_default()),
-            list(&arg.shape),
-            list(&arg.strides),
-            list(&arg.block_shape)
         );
+        table.insert("shape".to_owned(), list(&arg.shape));
+        table.insert("strides".to_owned(), list(&arg.strides));
+        table.insert("block_shape".to_owned(), list(&arg.block_shape));
+        return toml::Value::Table(table);
     }
     if let Some(value) = arg.value.as_ref().and_then(toml_value) {
-        return format!("{{ type = {ty}, value = {value} }}");
+        table.insert("value".to_owned(), value);
+        return toml::Value::Table(table);
     }
     if arg.aligned == Some(false) {
-        return format!("{{ type = {ty}, aligned = false }}");
+        table.insert("aligned".to_owned(), toml::Value::Boolean(false));
+        return toml::Value::Table(table);
     }
     ty
 }
@@ -278,62 +277,38 @@ pub fn scope_file_name(kernel: &CapturedKernel) -> String {
     format!("{function}.{digest}.py")
 }
 
-/// The probe spec of `compiles` (one kernel's, with the same arguments and scope): what every
-/// compile shares is fixed, what differs is a sweep axis (so the spec sweeps at least the captured
-/// configs and is ready to sweep more). `comment` heads the file; `scope_file` is the kernel's
-/// scope file as the spec names it (relative to the spec, or absolute).
-pub fn spec_toml(
-    compiles: &[&Compile],
-    targets: &[String],
-    comment: &str,
-    scope_file: &str,
-) -> String {
+/// The probe spec of `compiles` (one kernel's, with the same arguments and scope), as a
+/// document: what every compile shares is fixed, what differs is a sweep axis (so the spec sweeps
+/// at least the captured configs and is ready to sweep more). `scope_file` is the kernel's scope
+/// file as the spec names it (relative to the spec, or absolute). The capture checks it with
+/// `spec::from_document` and compiles it; `--emit-spec` writes it.
+pub fn spec_document(compiles: &[&Compile], targets: &[String], scope_file: &str) -> SpecDocument {
+    let mut doc = SpecDocument::default();
     let Some(first) = compiles.first() else {
-        return String::new();
+        return doc;
     };
-    let mut text = String::new();
-    for line in comment.lines() {
-        let _ = writeln!(text, "# {line}");
-    }
-    let _ = writeln!(text, "\n[kernel]");
     // The scope file defines the kernel from its own source with the values its names had at the
     // launch; it imports only Triton, so the engine's import-time code (which reads the device)
     // never runs outside the emulation.
-    let _ = writeln!(
-        text,
-        "# {} line {}",
-        crate::escape::control(&first.kernel.file),
-        first.kernel.line
-    );
-    let _ = writeln!(
-        text,
-        "file = {}",
-        toml::Value::String(scope_file.to_owned())
-    );
-    let _ = writeln!(
-        text,
-        "function = {}",
-        toml::Value::String(first.kernel.function.clone())
-    );
-    let _ = writeln!(text, "load = \"import\"");
+    doc.kernel = KernelDocument {
+        file: Some(scope_file.to_owned()),
+        function: first.kernel.function.clone(),
+        load: Some("import".to_owned()),
+        ..KernelDocument::default()
+    };
     if !targets.is_empty() {
-        let names: Vec<String> = targets
-            .iter()
-            .map(|t| toml::Value::String(t.clone()).to_string())
-            .collect();
-        let _ = writeln!(text, "\n[targets]\ndevices = [{}]", names.join(", "));
+        doc.targets = Some(TargetsDocument {
+            devices: targets.to_vec(),
+        });
     }
-    let _ = writeln!(text, "\n[args]");
     for (name, arg) in &first.args {
-        let _ = writeln!(text, "{} = {}", key(name), arg_toml(arg));
+        doc.args.insert(name.clone(), arg_value(arg));
     }
-    let mut fixed: Vec<(String, String)> = Vec::new();
-    let mut fixed_options: Vec<(String, String)> = Vec::new();
-    let mut axes: Vec<(String, Vec<String>)> = Vec::new();
-    let mut split = |values: &dyn Fn(&Compile) -> Option<Value>,
-                     name: &str,
-                     into_fixed: &mut Vec<(String, String)>| {
-        let mut seen: Vec<String> = Vec::new();
+    let split = |values: &dyn Fn(&Compile) -> Option<Value>,
+                 name: &str,
+                 fixed: &mut toml::Table,
+                 axes: &mut toml::Table| {
+        let mut seen: Vec<toml::Value> = Vec::new();
         for compile in compiles {
             if let Some(v) = values(compile).as_ref().and_then(toml_value)
                 && !seen.contains(&v)
@@ -343,38 +318,47 @@ pub fn spec_toml(
         }
         match seen.len() {
             0 => {}
-            1 => into_fixed.push((key(name), seen.remove(0))),
-            _ => axes.push((key(name), seen)),
+            1 => {
+                fixed.insert(name.to_owned(), seen.remove(0));
+            }
+            _ => {
+                axes.insert(name.to_owned(), toml::Value::Array(seen));
+            }
         }
     };
-    let constexpr_names: Vec<&String> = first.constexprs.keys().collect();
-    for name in constexpr_names {
-        split(&|c| c.constexprs.get(name).cloned(), name, &mut fixed);
+    // The captured values are the launches' own: the kernel's autotune list (if any) is not swept.
+    let mut axes = toml::Table::new();
+    axes.insert("autotune".to_owned(), toml::Value::Boolean(false));
+    for name in first.constexprs.keys() {
+        split(
+            &|c| c.constexprs.get(name).cloned(),
+            name,
+            &mut doc.constexprs,
+            &mut axes,
+        );
     }
     let mut option_names: Vec<&String> = compiles.iter().flat_map(|c| c.options.keys()).collect();
     option_names.sort();
     option_names.dedup();
     for name in option_names {
-        split(&|c| c.options.get(name).cloned(), name, &mut fixed_options);
+        split(
+            &|c| c.options.get(name).cloned(),
+            name,
+            &mut doc.options,
+            &mut axes,
+        );
     }
-    if !fixed.is_empty() {
-        let _ = writeln!(text, "\n[constexprs]");
-        for (name, value) in &fixed {
-            let _ = writeln!(text, "{name} = {value}");
-        }
-    }
-    if !fixed_options.is_empty() {
-        let _ = writeln!(text, "\n[options]");
-        for (name, value) in &fixed_options {
-            let _ = writeln!(text, "{name} = {value}");
-        }
-    }
-    // The captured values are the launches' own: the kernel's autotune list (if any) is not swept.
-    let _ = writeln!(text, "\n[sweep]\nautotune = false");
-    for (name, values) in &axes {
-        let _ = writeln!(text, "{name} = [{}]", values.join(", "));
-    }
-    text
+    doc.sweep = axes;
+    doc
+}
+
+/// Where a compile's kernel was defined, for a spec's header: `file line N`, one line.
+pub fn defined_at(compile: &Compile) -> String {
+    format!(
+        "{} line {}",
+        crate::escape::control(&compile.kernel.file),
+        compile.kernel.line
+    )
 }
 
 /// Compiles of one kernel with the same arguments, globals and option names: one spec each.

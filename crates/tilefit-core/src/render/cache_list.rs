@@ -1,9 +1,16 @@
 //! `tilefit replay --list`: what the caches hold, one line per kernel variant, and what was skipped.
 
+use super::{Exporter, Terminal};
 use crate::input::cache_index::CacheIndex;
 
+impl Exporter<CacheIndex> for Terminal {
+    fn export(&self, index: &CacheIndex) -> String {
+        text(index)
+    }
+}
+
 /// The index as text.
-pub fn text(index: &CacheIndex) -> String {
+fn text(index: &CacheIndex) -> String {
     use std::fmt::Write as _;
     let mut out = format!(
         "{} cache entries: {} kernel variants, {} other entries, {} skipped\n",

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use super::terminal::table as text_table;
+use super::{Exporter, Terminal};
 use crate::cuda::LiveComparison;
 use crate::device::{ArchListing, DeviceListing, DeviceTable, ProductListing, Resolved};
 use crate::units::{format_bytes, format_count};
@@ -35,8 +36,38 @@ fn rows_for(arch: &ArchListing, products: &[&ProductListing]) -> Vec<Vec<String>
         .collect()
 }
 
+/// `tilefit devices [NAME...]`: the table grouped by budget, then every value of the named
+/// devices beside its sources.
+pub struct DevicePage<'a> {
+    /// The table the names resolved in.
+    pub table: &'a DeviceTable,
+    /// The whole table, or the named devices' rows.
+    pub listing: &'a DeviceListing,
+    /// The names given, resolved (none: the grouped table alone).
+    pub resolved: &'a [Resolved<'a>],
+}
+
+impl Exporter<DevicePage<'_>> for Terminal {
+    fn export(&self, page: &DevicePage<'_>) -> String {
+        let mut text = grouped(page.listing);
+        if !page.resolved.is_empty() {
+            text.push_str(&details(page.table, page.listing, page.resolved));
+        }
+        text
+    }
+}
+
+/// `tilefit devices --live`: the driver's numbers for every local GPU beside the table's.
+pub struct LiveDevices<'a>(pub &'a [LiveComparison]);
+
+impl Exporter<LiveDevices<'_>> for Terminal {
+    fn export(&self, live: &LiveDevices<'_>) -> String {
+        live_text(live.0)
+    }
+}
+
 /// The table grouped by (budget, backend), largest budget first.
-pub fn grouped(listing: &DeviceListing) -> String {
+fn grouped(listing: &DeviceListing) -> String {
     // Groups keyed by (budget, backend), largest budget first, so one sees at a glance which archs
     // share a budget.
     let mut groups: BTreeMap<(std::cmp::Reverse<u32>, &str), Vec<&ArchListing>> = BTreeMap::new();
@@ -89,7 +120,7 @@ pub fn grouped(listing: &DeviceListing) -> String {
 }
 
 /// Every value of the named devices beside the sources that back it.
-pub fn details(table: &DeviceTable, listing: &DeviceListing, resolved: &[Resolved<'_>]) -> String {
+fn details(table: &DeviceTable, listing: &DeviceListing, resolved: &[Resolved<'_>]) -> String {
     let mut out = String::new();
     for product in resolved.iter().filter_map(Resolved::product) {
         let sms = product.sm_count.as_ref().map_or_else(
@@ -226,7 +257,7 @@ fn opt_count(value: Option<u32>) -> String {
 }
 
 /// `devices --live`: the driver's numbers for every local GPU beside the table's, field by field.
-pub fn live(comparisons: &[LiveComparison]) -> String {
+fn live_text(comparisons: &[LiveComparison]) -> String {
     let mut out = String::new();
     for c in comparisons {
         let d = &c.live;

@@ -3,6 +3,7 @@
 use std::fmt::Write as _;
 
 use super::terminal::table as text_table;
+use super::{Exporter, Terminal};
 use crate::explain::{ArchBudget, Explanation, Finding, Reporter};
 use crate::units::{format_bytes, format_count};
 
@@ -98,8 +99,14 @@ fn arch_rows(rows: &[ArchBudget], show_margin: bool) -> String {
     text_table(header, &table_rows, &[1], "  ")
 }
 
+impl Exporter<Explanation> for Terminal {
+    fn export(&self, explanation: &Explanation) -> String {
+        text(explanation)
+    }
+}
+
 /// The explanation as text.
-pub fn text(explanation: &Explanation) -> String {
+fn text(explanation: &Explanation) -> String {
     let mut out = headline(&explanation.finding);
     out.push('\n');
     if !explanation.notes.is_empty() {

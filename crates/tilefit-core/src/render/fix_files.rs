@@ -3,13 +3,21 @@
 
 use std::fmt::Write as _;
 
+use super::{Exporter, Json, Markdown};
 use crate::escape::{markdown, markdown_code};
 use crate::model::fix_files::{FileFix, FixedFiles};
 use crate::units::format_count;
 
+impl Exporter<FixedFiles> for Markdown {
+    /// The pull request's summary (`SUMMARY.md`).
+    fn export(&self, fixed: &FixedFiles) -> String {
+        summary(fixed)
+    }
+}
+
 /// The pull request's summary: per device and file, the entries changed, bytes before and after,
 /// and what changed.
-pub fn summary(fixed: &FixedFiles) -> String {
+fn summary(fixed: &FixedFiles) -> String {
     // The title claims only what holds: nothing left unjudged, and every entry fits.
     let unfixable = fixed
         .files
@@ -138,10 +146,7 @@ pub fn outputs(fixed: &FixedFiles) -> Vec<(String, String)> {
         .iter()
         .map(|f| (f.name.clone(), f.text.clone()))
         .collect();
-    out.push(("SUMMARY.md".to_owned(), summary(fixed)));
-    out.push((
-        "tilefit-provenance.json".to_owned(),
-        serde_json::to_string_pretty(fixed).unwrap_or_default() + "\n",
-    ));
+    out.push(("SUMMARY.md".to_owned(), Markdown.export(fixed)));
+    out.push(("tilefit-provenance.json".to_owned(), Json.export(fixed)));
     out
 }

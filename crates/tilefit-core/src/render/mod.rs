@@ -1,15 +1,17 @@
 //! The render stage: one [`Exporter`] trait with an implementation per format (terminal text,
-//! Markdown, JSON, HTML) for the probe's, the replay's and the matrix's report models
-//! (`crate::model`). Exporters return text; the binary decides where it goes. The shared layout
+//! Markdown, JSON, HTML) for every model a command prints: the probe's, replay's, matrix's,
+//! diff's, capture's and verify's reports, `--emit-files`' summary, the cache listing, an
+//! explanation, the device table (a [`DevicePage`], [`LiveDevices`]) and the toolchains (a
+//! [`ToolchainListing`]). No module renders outside the trait. Exporters return text; the binary decides where it goes. The shared layout
 //! (which columns, what a cell says) lives in `layout` once, so the formats differ only in how a
 //! table is drawn.
 
-pub mod cache_list;
+mod cache_list;
 mod capture;
-pub mod devices;
-pub mod explain;
+mod devices;
+mod explain;
 mod exporter;
-pub mod fix_files;
+mod fix_files;
 mod github;
 mod html;
 mod layout;
@@ -18,11 +20,14 @@ mod matrix;
 mod replay;
 mod sections;
 mod terminal;
-pub mod toolchains;
-pub mod verify;
+mod toolchains;
+mod verify;
 
+pub use devices::{DevicePage, LiveDevices};
 pub use exporter::{Exporter, Json};
+pub use fix_files::outputs as fix_files_outputs;
 pub use github::{GithubAnnotations, MAX_ANNOTATIONS};
 pub use html::Html;
 pub use markdown::Markdown;
 pub use terminal::Terminal;
+pub use toolchains::ToolchainListing;

@@ -3,13 +3,30 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use super::{Exporter, Terminal};
 use crate::compile::toolchain::{DEFAULT_TRITON_VERSION, Toolchain, ToolchainError};
 
-/// The managed environments in `dir`, and the interpreter `TILEFIT_PYTHON` names with what it has.
-pub fn list(
+/// `tilefit toolchain list`: the managed environments in `dir`, and the interpreter
+/// `TILEFIT_PYTHON` names with what it has.
+pub struct ToolchainListing<'a> {
+    /// Where the managed environments live.
+    pub dir: &'a Path,
+    /// The managed environments found there.
+    pub managed: &'a [Toolchain],
+    /// `TILEFIT_PYTHON` and what it holds (or why it is not usable).
+    pub env_python: Option<(&'a Path, Result<Toolchain, ToolchainError>)>,
+}
+
+impl Exporter<ToolchainListing<'_>> for Terminal {
+    fn export(&self, listing: &ToolchainListing<'_>) -> String {
+        list(listing.dir, listing.managed, listing.env_python.as_ref())
+    }
+}
+
+fn list(
     dir: &Path,
     managed: &[Toolchain],
-    env_python: Option<(&Path, Result<Toolchain, ToolchainError>)>,
+    env_python: Option<&(&Path, Result<Toolchain, ToolchainError>)>,
 ) -> String {
     let mut text = format!(
         "Managed environments in {} (default Triton {DEFAULT_TRITON_VERSION}):\n",

@@ -1,14 +1,21 @@
 //! `tilefit verify`: prediction against the driver, a row per config or kernel, the agreement
 //! rate and the resource checks.
 
+use super::{Exporter, Terminal};
 use std::fmt::Write as _;
 
 use super::terminal::table as text_table;
 use crate::model::verify::{Check, ResourceChecks, Row, VerifyReport};
 use crate::units::format_count;
 
+impl Exporter<VerifyReport> for Terminal {
+    fn export(&self, report: &VerifyReport) -> String {
+        text(report)
+    }
+}
+
 /// The report as text.
-pub fn text(report: &VerifyReport) -> String {
+fn text(report: &VerifyReport) -> String {
     let d = &report.device;
     let mut out = format!(
         "{} ({}, driver budget {} bytes per block; the table says {}), Triton {}, {}\n\n",

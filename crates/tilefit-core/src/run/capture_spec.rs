@@ -4,14 +4,15 @@
 use std::collections::BTreeMap;
 
 use crate::model::capture::CaptureReport;
-use crate::plan::capture::{Compile, scope_file_name, spec_groups, spec_toml};
+use crate::plan::capture::{Compile, defined_at, scope_file_name, spec_document, spec_groups};
 
 /// The probe specs of what each device launched (`--emit-spec DIR`): per target and per kernel
 /// (per set of arguments and scope), the captured configs exactly. Where they are a whole cross
 /// product of their differing values (`num_stages` 5 and 6), one spec sweeps them; otherwise each
 /// config is a spec of its own, so probing never judges a config the device did not launch.
-/// Each kernel's scope file is written beside its specs. Returned as (file name, text).
-pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
+/// Each kernel's scope file is written beside its specs. Returned as (file name, text); a value
+/// TOML cannot hold fails the whole set.
+pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit::ser::Error> {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     for target in &report.targets {
@@ -64,15 +65,18 @@ pub fn specs(report: &CaptureReport) -> Vec<(String, String)> {
                     format!("{stem}-{n}.toml")
                 };
                 let comment = format!(
-                    "`{}` as {} launched it under `tilefit capture` on {device}.\nProbe it: tilefit probe {name}",
-                    part[0].kernel.function, report.script
+                    "`{}` as {} launched it under `tilefit capture` on {device}.\nDefined at {}.\nProbe it: tilefit probe {name}",
+                    part[0].kernel.function,
+                    report.script,
+                    defined_at(part[0])
                 );
-                let text = spec_toml(&part, std::slice::from_ref(device), &comment, &scope_name);
+                let document = spec_document(&part, std::slice::from_ref(device), &scope_name);
+                let text = document.to_toml(&comment)?;
                 files.push((name, text));
             }
         }
     }
-    files
+    Ok(files)
 }
 
 /// Whether the compiles' differing constexprs and options form a whole cross product (so a sweep

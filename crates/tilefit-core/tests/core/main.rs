@@ -3,6 +3,7 @@
 
 mod compile_loop;
 mod device_table;
+mod emitters;
 mod explain_messages;
 mod layering;
 mod lookup;

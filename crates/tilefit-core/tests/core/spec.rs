@@ -104,6 +104,56 @@ fn the_bundled_examples_parse() {
     }
 }
 
+/// Every spec tilefit writes is a document serialized (`--emit-spec`): each example and field or
+/// fixture spec, read as a document and written back, checks into the very spec the file does, whatever sections it uses
+/// (recommend rules, `[files]`, `[launch]`, globals, descriptors, listed configs).
+#[test]
+fn every_example_written_back_as_a_document_is_the_same_spec() {
+    use tilefit_core::input::spec;
+    let mut found = 0;
+    let repo = examples().join("..");
+    let folders = [
+        examples(),
+        repo.join("docs/verification/field-specs"),
+        repo.join("crates/tilefit/tests/fixtures"),
+    ];
+    for entry in folders.iter().flat_map(|f| walk(f)) {
+        if entry.extension().is_none_or(|e| e != "toml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&entry).unwrap();
+        let Ok(original) = spec::parse(&text, &entry) else {
+            continue;
+        };
+        let document = spec::document(&text, &entry).unwrap();
+        let written = document.to_toml("written back").unwrap();
+        let again = spec::parse(&written, &entry).unwrap_or_else(|e| {
+            panic!(
+                "{}: written back, it no longer parses: {e}\n{written}",
+                entry.display()
+            )
+        });
+        assert_eq!(original, again, "{}:\n{written}", entry.display());
+        assert!(written.starts_with("# written back\n\n["), "{written}");
+        found += 1;
+    }
+    assert!(found >= 12, "only {found} specs parsed");
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
 #[test]
 fn bad_fields_say_what_to_write() {
     let (field, problem, fix) = field_error(&ISSUE_SHAPE.replace("*{kv_dtype}", "*{kv_type}"));

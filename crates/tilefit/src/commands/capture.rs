@@ -7,14 +7,13 @@ use tilefit_core::run::{capture, fleet};
 
 use crate::cli::CaptureArgs;
 use crate::emit;
-use crate::session::Session;
-use crate::settings;
+use crate::session::{self, Session};
 
 pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
-    settings::capture_conflicts(args)?;
+    session::capture_conflicts(args)?;
     let targets = fleet::of_names(&args.targets)?;
     let session = Session::new(&args.compile, args.worker_script.clone())?;
-    let toolchain = session.toolchain(&args.compile.python, None)?;
+    let toolchain = session.toolchain(None)?;
     let progress = &session.progress;
     let mut on_note = |line: String| session.note(&line);
     let mut on_event = |event: Event| progress.event(event);
@@ -38,7 +37,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     progress.finish();
     let report = report?;
     if let Some(dir) = &args.emit_spec {
-        emit::emit_specs(&capture::specs(&report), dir)?;
+        emit::emit_specs(&capture::specs(&report)?, dir)?;
     }
     emit::finish_capture(&report, &args.output)
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use tilefit_core::device::{DeviceListing, DeviceTable, Resolved};
-use tilefit_core::render::devices;
+use tilefit_core::render::{DevicePage, Exporter, Terminal};
 
 use crate::cli::DevicesArgs;
 use crate::exit_codes;
@@ -24,11 +24,11 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
     if args.json {
         output::print_json(&listing)?;
     } else {
-        let mut text = devices::grouped(&listing);
-        if !resolved.is_empty() {
-            text.push_str(&devices::details(table, &listing, &resolved));
-        }
-        output::print(&text)?;
+        output::print(&Terminal.export(&DevicePage {
+            table,
+            listing: &listing,
+            resolved: &resolved,
+        }))?;
     }
     Ok(exit_codes::OK)
 }

@@ -3,7 +3,7 @@
 
 use anyhow::Context as _;
 use tilefit_core::device::DeviceTable;
-use tilefit_core::render::devices;
+use tilefit_core::render::{Exporter, LiveDevices, Terminal};
 
 use crate::cli::DevicesArgs;
 use crate::exit_codes;
@@ -24,7 +24,7 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<u8> {
             "disagreements": disagreements,
         }))?;
     } else {
-        output::print(&devices::live(&comparisons))?;
+        output::print(&Terminal.export(&LiveDevices(&comparisons)))?;
     }
     if disagreements > 0 {
         output::note(&format!(

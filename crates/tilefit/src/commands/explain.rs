@@ -2,6 +2,7 @@
 //! library's explanation for a person, or as JSON.
 
 use std::io::Read as _;
+use tilefit_core::render::{Exporter, Terminal};
 
 use anyhow::Context as _;
 use tilefit_core::device::DeviceTable;
@@ -18,7 +19,7 @@ pub fn run(args: &ExplainArgs) -> anyhow::Result<u8> {
     if args.json {
         output::print_json(&explanation)?;
     } else {
-        output::print(&tilefit_core::render::explain::text(&explanation))?;
+        output::print(&Terminal.export(&explanation))?;
     }
     Ok(exit_codes::OK)
 }

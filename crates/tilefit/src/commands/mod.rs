@@ -14,7 +14,9 @@ mod report;
 mod toolchain;
 mod verify;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, ProbeArgs};
+use crate::session::ProbeMode;
+use crate::session::ProbeSession;
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -22,10 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Devices(args) if args.live => devices_live::run(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Explain(args) => explain::run(&args),
-        Command::Probe(args) => match crate::settings::ProbeMode::of(&args)? {
-            crate::settings::ProbeMode::Matrix(versions) => probe_matrix::run(&args, &versions),
-            mode => probe::run(&args, mode),
-        },
+        Command::Probe(args) => probe_command(&args),
         Command::Replay(args) => replay::run(&args),
         Command::Capture(args) => capture::run(&args),
         Command::Report(args) => report::run(&args),
@@ -50,5 +49,14 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             crate::output::print(&String::from_utf8_lossy(&out))?;
             Ok(crate::exit_codes::OK)
         }
+    }
+}
+
+/// `tilefit probe`: the flags resolved once into a session, then the mode's command.
+fn probe_command(args: &ProbeArgs) -> anyhow::Result<u8> {
+    let session = ProbeSession::of(args)?;
+    match &session.mode {
+        ProbeMode::Matrix(versions) => probe_matrix::run(&session, versions),
+        _ => probe::run(&session),
     }
 }

@@ -4,25 +4,25 @@
 
 use tilefit_core::compile::{Event, toolchain};
 use tilefit_core::input::caches;
+use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::{fleet, replay, replay_shard, toolchains};
 
 use crate::cli::ReplayArgs;
 use crate::emit;
-use crate::session::Session;
-use crate::settings;
+use crate::session::{self, Session};
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let (caches, index) = caches::index(&args.dirs, &toolchain::default_cache_dir())?;
     if args.list {
-        crate::output::print(&tilefit_core::render::cache_list::text(&index))?;
+        crate::output::print(&Terminal.export(&index))?;
         return Ok(crate::exit_codes::OK);
     }
     let targets = fleet::of_names(&args.targets)?;
-    let shard = settings::shard(args.shard.as_deref(), args.output.json.as_deref())?;
+    let shard = session::shard(args.shard.as_deref(), args.output.json.as_deref())?;
     let session = Session::new(&args.compile, None)?;
     let (progress, settings) = (&session.progress, &session.settings);
-    let wanted = settings::wanted(&args.compile.python);
-    let toolchains = toolchains::for_caches(&index, &wanted, &mut |line| session.note(&line))?;
+    let toolchains =
+        toolchains::for_caches(&index, &session.wanted, &mut |line| session.note(&line))?;
     let mut on_event = |event: Event| progress.event(event);
     crate::output::note(&format!(
         "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
@@ -31,7 +31,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         targets.len()
     ));
     if let Some(shard) = shard {
-        let invocation = settings::replay_invocation(args, &caches, settings);
+        let invocation = crate::settings::replay_invocation(args, &caches, settings);
         let written = replay_shard::replay_shard(
             &index,
             invocation,

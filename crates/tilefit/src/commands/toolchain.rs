@@ -1,6 +1,7 @@
 //! `tilefit toolchain`: list and install the Python + Triton environments probes compile with.
 
 use tilefit_core::compile::toolchain;
+use tilefit_core::render::{Exporter, Terminal, ToolchainListing};
 
 use crate::cli::{ToolchainAction, ToolchainArgs};
 use crate::exit_codes;
@@ -11,14 +12,14 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
     match &args.action {
         ToolchainAction::List => {
             let env_python = std::env::var_os("TILEFIT_PYTHON").map(std::path::PathBuf::from);
-            let text = tilefit_core::render::toolchains::list(
-                &toolchain::toolchains_dir(&cache_dir),
-                &toolchain::list_managed(&cache_dir),
-                env_python
+            let listing = ToolchainListing {
+                dir: &toolchain::toolchains_dir(&cache_dir),
+                managed: &toolchain::list_managed(&cache_dir),
+                env_python: env_python
                     .as_deref()
                     .map(|python| (python, toolchain::from_python(python))),
-            );
-            output::print(&text)?;
+            };
+            output::print(&Terminal.export(&listing))?;
         }
         ToolchainAction::Install { triton_version } => {
             let t = toolchain::ensure_managed(&cache_dir, triton_version, &mut |line| {

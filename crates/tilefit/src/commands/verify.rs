@@ -5,6 +5,7 @@
 
 use anyhow::Context as _;
 use tilefit_core::compile::Event;
+use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::verify_local::{VerifyRequest, verify_local};
 
 use crate::cli::VerifyArgs;
@@ -38,7 +39,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         None => {}
     }
     if args.json.as_deref() != Some("-") {
-        output::print(&tilefit_core::render::verify::text(&report))?;
+        output::print(&Terminal.export(&report))?;
     }
     let disagreements = report.rows.len() - report.agreed;
     if disagreements > 0 {

@@ -3,7 +3,7 @@
 //! (`[files.variants."dtype=fp8_w8a8"]`); and the config files themselves as values
 //! ([`ConfigSet`]), read once.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::input::config_files::{ConfigFile, FileProblem};
@@ -66,7 +66,7 @@ pub fn variant_key_parts(key: &str) -> Vec<String> {
     crate::input::config_files::parse_name(&format!("{key}.json")).variant
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFiles {
     #[serde(default)]
@@ -79,7 +79,7 @@ pub(super) struct RawFiles {
     variants: toml::Table,
 }
 
-#[derive(Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawVariant {
     #[serde(default)]

@@ -12,7 +12,7 @@ mod values;
 
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::vocab::Config;
@@ -163,57 +163,106 @@ pub struct LaunchSettings {
 /// first program to read whole 4096 x 4096 fp16 operands.
 pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
 
-#[derive(Deserialize)]
+/// A probe spec as values, before it is checked: what a spec file holds, or what `tilefit
+/// capture` makes from its records. [`from_document`] checks it into a [`ProbeSpec`] (a spec
+/// file goes the same way, through [`parse`]); [`SpecDocument::to_toml`] writes it, which is the
+/// only way tilefit writes a spec (`--emit-spec`).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawSpec {
-    kernel: RawKernel,
-    #[serde(default)]
-    args: toml::Table,
-    #[serde(default)]
-    constexprs: toml::Table,
-    #[serde(default)]
-    options: toml::Table,
-    #[serde(default)]
-    sweep: toml::Table,
-    #[serde(default)]
-    targets: Option<RawTargets>,
-    #[serde(default)]
+pub struct SpecDocument {
+    /// `[kernel]`.
+    pub kernel: KernelDocument,
+    /// `[targets]`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub targets: Option<TargetsDocument>,
+    /// `[globals]`: module-level names the kernel reads.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub globals: toml::Table,
+    /// `[args]`: the non-constexpr arguments, in the kernel's order.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub args: toml::Table,
+    /// `[constexprs]`: fixed constexprs.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub constexprs: toml::Table,
+    /// `[options]`: fixed compile options.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub options: toml::Table,
+    /// `[sweep]`: the axes, `autotune`, `from_files`.
+    #[serde(default, skip_serializing_if = "toml::Table::is_empty")]
+    pub sweep: toml::Table,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     recommend: Option<RawRecommend>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     launch: Option<RawLaunch>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     files: Option<RawFiles>,
-    #[serde(default)]
-    globals: toml::Table,
 }
 
-#[derive(Deserialize)]
+impl SpecDocument {
+    /// The document as a spec file's TOML, after `comment`'s lines as `#` comments: each section
+    /// a table, and what a section holds one line per key (an argument's table inline).
+    pub fn to_toml(&self, comment: &str) -> Result<String, toml_edit::ser::Error> {
+        let mut document = toml_edit::ser::to_document(self)?;
+        for (_, item) in document.iter_mut() {
+            if let toml_edit::Item::Value(toml_edit::Value::InlineTable(table)) = item {
+                let mut section = std::mem::take(table).into_table();
+                section.set_implicit(false);
+                *item = toml_edit::Item::Table(section);
+            }
+        }
+        let mut text = String::new();
+        for line in comment.lines() {
+            text.push_str("# ");
+            text.push_str(line);
+            text.push('\n');
+        }
+        for (at, (name, item)) in document.iter().enumerate() {
+            if at > 0 || !text.is_empty() {
+                text.push('\n');
+            }
+            let mut one = toml_edit::DocumentMut::new();
+            one.insert(name, item.clone());
+            text.push_str(&one.to_string());
+        }
+        Ok(text)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct RawLaunch {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     grid: Option<Vec<u64>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     buffer_bytes: Option<u64>,
 }
 
-#[derive(Deserialize)]
+/// `[kernel]`: where the kernel is and how its module loads.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawKernel {
-    #[serde(default)]
-    file: Option<String>,
-    #[serde(default)]
-    module: Option<String>,
-    function: String,
-    #[serde(default)]
-    triton: Option<String>,
-    #[serde(default)]
-    load: Option<String>,
+pub struct KernelDocument {
+    /// The kernel's source file, relative to the spec (or absolute).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// An installed module instead of a file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub module: Option<String>,
+    /// The `@triton.jit` function.
+    pub function: String,
+    /// The Triton version the spec asks for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub triton: Option<String>,
+    /// How the module loads (`import`, `exec`, ...).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<String>,
 }
 
-#[derive(Deserialize)]
+/// `[targets]`.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct RawTargets {
-    devices: Vec<String>,
+pub struct TargetsDocument {
+    /// Device names or archs.
+    pub devices: Vec<String>,
 }
 
 impl ProbeSpec {
@@ -247,11 +296,22 @@ pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
 
 /// Validate spec text; `path` locates the kernel file and names the spec in errors.
 pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
-    let shown = path.display().to_string();
-    let raw: RawSpec = toml::from_str(text).map_err(|e| SpecError::Toml {
-        path: shown.clone(),
+    from_document(document(text, path)?, path)
+}
+
+/// Spec text read as a document, not yet checked; `path` names the spec in errors.
+pub fn document(text: &str, path: &Path) -> Result<SpecDocument, SpecError> {
+    toml::from_str(text).map_err(|e| SpecError::Toml {
+        path: path.display().to_string(),
         reason: e.to_string().trim_end().to_owned(),
-    })?;
+    })
+}
+
+/// A spec document checked into a [`ProbeSpec`], as a spec file at `path` would be (the
+/// kernel's file is relative to `path`'s folder): every check a spec file gets, with the field
+/// and the fix named.
+pub fn from_document(raw: SpecDocument, path: &Path) -> Result<ProbeSpec, SpecError> {
+    let shown = path.display().to_string();
     let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
         path: shown.clone(),
         field: field.to_owned(),
@@ -406,7 +466,7 @@ pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
 
 /// `[kernel] file` (relative to the spec) or `module` (found later by the toolchain's Python).
 fn kernel_file_of(
-    kernel: &RawKernel,
+    kernel: &KernelDocument,
     base: &Path,
     field_error: &FieldError<'_>,
 ) -> Result<PathBuf, SpecError> {
@@ -443,7 +503,7 @@ fn kernel_file_of(
 
 /// `[kernel] load` and `[globals]`.
 fn kernel_source_of(
-    kernel: &RawKernel,
+    kernel: &KernelDocument,
     globals: &toml::Table,
     field_error: &FieldError<'_>,
 ) -> Result<crate::vocab::KernelSource, SpecError> {

@@ -1,7 +1,7 @@
 //! The values a spec holds, shared by its sections: Triton's dtype names, a swept axis, TOML
 //! scalars as JSON, fixed `[constexprs]`/`[options]` values, and the raw `[recommend]` table.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::error::{FieldError, SpecError};
@@ -21,12 +21,12 @@ pub struct Axis {
     pub values: Vec<Value>,
 }
 
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawRecommend {
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) per: Option<Vec<String>>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) prefer: Option<Vec<String>>,
     #[serde(default)]
     pub(super) baseline: toml::Table,

@@ -14,7 +14,7 @@ use crate::model::capture::{
     AutotuneCounts, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
 };
 use crate::model::verdict::VerdictCode;
-use crate::plan::capture::{Compile, plan, scope_file_name, spec_toml};
+use crate::plan::capture::{Compile, plan, scope_file_name, spec_document};
 use crate::run::pipeline::Pipeline;
 
 /// The probe results of one target's compiles, each through its spec (the same TOML
@@ -58,18 +58,17 @@ fn compile_all(
             reports[i].error = Some(why);
             continue;
         }
-        let text = spec_toml(
+        let document = spec_document(
             &[compile],
             std::slice::from_ref(&target.device),
-            "captured by tilefit capture",
             &scope_path.display().to_string(),
         );
-        // Parsed where it is made, never written: the text `--emit-spec` writes for it.
+        // Checked as a spec file is, and never written: the document `--emit-spec` serializes.
         let path = PathBuf::from(format!(
             "the captured compile of `{}` for {}",
             compile.kernel.function, target.device
         ));
-        match spec::parse(&text, &path) {
+        match spec::from_document(document, &path) {
             Ok(spec) => {
                 specs.push(spec);
                 spec_of.push(i);
