@@ -1,25 +1,33 @@
-"""The worker script as tilefit embeds it: python/tilefit/_jit.py, then the parts of
-crates/tilefit-core/src/compile/worker/, in the order of their names (the Rust side lists the same order, and a test checks it), loaded as
-a module for the benchmarks that call the worker's functions directly."""
+"""The worker package as tilefit embeds it (crates/tilefit-core/src/compile/worker/, the package
+`tilefit_worker`; a test keeps the embedded list equal to the folder), imported for the
+benchmarks that call the worker's functions directly: `load()` gives one namespace with every
+module's names, as the benchmarks knew it when the worker was one script."""
 
-import glob
+import importlib
 import os
+import shutil
+import sys
+import tempfile
 import types
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PARTS = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "compile", "worker")
-
-
-def source():
-    """The whole script."""
-    shared = [os.path.join(HERE, "..", "python", "tilefit", "_jit.py")]
-    parts = shared + sorted(glob.glob(os.path.join(PARTS, "*.py")))
-    return "".join(open(p, encoding="utf-8").read() for p in parts)
+PACKAGE = os.path.join(HERE, "..", "crates", "tilefit-core", "src", "compile", "worker")
+MODULES = ("stand_ins", "kernel", "compiling", "launch", "errors", "zygote", "serve")
 
 
 def load():
-    """The script as a module named `tilefit_worker`: its functions defined, serve() not run."""
-    module = types.ModuleType("tilefit_worker")
-    module.__file__ = os.path.join(PARTS, "worker.py")
-    exec(compile(source(), module.__file__, "exec"), module.__dict__)  # noqa: S102 (our own worker, as tilefit runs it)
-    return module
+    """Every worker module imported (nothing served), their names in one namespace."""
+    root = tempfile.mkdtemp(prefix="tilefit-bench-worker-")
+    shutil.copytree(PACKAGE, os.path.join(root, "tilefit_worker"))
+    sys.path.insert(0, root)
+    try:
+        namespace = types.SimpleNamespace()
+        for name in MODULES:
+            module = importlib.import_module(f"tilefit_worker.{name}")
+            for key, value in vars(module).items():
+                if not key.startswith("__"):
+                    setattr(namespace, key, value)
+        return namespace
+    finally:
+        sys.path.remove(root)
+        shutil.rmtree(root, ignore_errors=True)

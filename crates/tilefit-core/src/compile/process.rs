@@ -37,11 +37,16 @@ pub struct WorkerCommand {
     pub startup_timeout: Duration,
     /// Raised on SIGINT/SIGTERM: a worker being waited on is killed and the wait ends.
     pub cancel: crate::cancel::Cancel,
+    /// Where the embedded worker package is written before a worker starts (`None` for a
+    /// script file).
+    pub package: Option<PathBuf>,
 }
 
 impl WorkerCommand {
-    /// Run the embedded worker script with `python -I -B -u -c SCRIPT`.
+    /// Run the embedded worker package with `python -I -B -u -c BOOT PACKAGE_ROOT`; the package
+    /// is written under the Triton cache folder (`tilefit-worker/`), which is the run's own.
     pub fn embedded(python: PathBuf, triton_cache: PathBuf) -> WorkerCommand {
+        let package = triton_cache.join("tilefit-worker");
         WorkerCommand {
             program: python,
             args: vec![
@@ -49,11 +54,13 @@ impl WorkerCommand {
                 "-B".into(),
                 "-u".into(),
                 "-c".into(),
-                super::WORKER_SCRIPT.into(),
+                super::protocol::WORKER_BOOT.into(),
+                package.clone().into_os_string(),
             ],
             env: vec![("TRITON_CACHE_DIR".into(), triton_cache.into_os_string())],
             startup_timeout: Duration::from_secs(120),
             cancel: crate::cancel::Cancel::new(),
+            package: Some(package),
         }
     }
 
@@ -66,6 +73,7 @@ impl WorkerCommand {
             "-u".into(),
             script.into_os_string(),
         ];
+        command.package = None;
         command
     }
 }
@@ -173,6 +181,14 @@ impl Worker {
         command: &WorkerCommand,
         control: Option<(UnixStream, UnixStream, (&str, &str))>,
     ) -> Result<Worker, WorkerFault> {
+        if let Some(root) = &command.package {
+            super::protocol::write_worker_package(root).map_err(|e| {
+                WorkerFault::Spawn(format!(
+                    "writing the worker package to {}: {e}",
+                    root.display()
+                ))
+            })?;
+        }
         let mut process = Command::new(&command.program);
         process
             .args(&command.args)

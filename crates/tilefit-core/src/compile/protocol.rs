@@ -13,31 +13,59 @@ use crate::vocab::{AutotuneConfig, KernelParam, Loaded, Request};
 
 /// The worker script and its parts, from one list of the parts of `worker/`, in the order of
 /// their names (a test checks that the list is the folder).
-macro_rules! worker_parts {
-    ($($part:literal),* $(,)?) => {
-        /// The worker script, embedded so the binary needs nothing beside it: the parts of
-        /// `worker/`, assembled at build time.
-        pub const WORKER_SCRIPT: &str = concat!($(include_str!($part)),*);
-
-        /// The parts [`WORKER_SCRIPT`] is made of, in order.
-        #[cfg(test)]
-        const WORKER_PARTS: &[&str] = &[$(include_str!($part)),*];
+macro_rules! worker_package {
+    ($($module:literal),* $(,)?) => {
+        /// The worker package's modules, by file name: `tilefit_worker/{name}`, each importing
+        /// only the ones before it (the folder `compile/worker/`, embedded; `_jit.py` is the
+        /// `tilefit` package's own, linked there).
+        pub const WORKER_PACKAGE: &[(&str, &str)] =
+            &[$(($module, include_str!(concat!("worker/", $module)))),*];
+        /// The whole package as one text, in that order: what a cached result's worker digest is
+        /// taken over.
+        pub const WORKER_SCRIPT: &str = concat!($(include_str!(concat!("worker/", $module))),*);
     };
 }
 
-worker_parts!(
-    // The one walk from a kernel's wrappers to its `JITFunction`, shared with the package.
-    "../../python/tilefit/_jit.py",
-    "worker/00_extract.py",
-    "worker/10_protocol.py",
-    "worker/20_stand_ins.py",
-    "worker/30_kernel.py",
-    "worker/40_compile.py",
-    "worker/50_launch.py",
-    "worker/60_errors.py",
-    "worker/70_zygote.py",
-    "worker/90_serve.py",
+worker_package!(
+    "__init__.py",
+    "_jit.py",
+    "extract.py",
+    "protocol.py",
+    "stand_ins.py",
+    "kernel.py",
+    "compiling.py",
+    "launch.py",
+    "errors.py",
+    "zygote.py",
+    "serve.py",
 );
+
+/// The worker's entry: the package's folder (the first argument) first on `sys.path`, then the
+/// serve loop. Run with `python -I -B -u -c`.
+pub const WORKER_BOOT: &str =
+    "import sys; sys.path.insert(0, sys.argv[1]); from tilefit_worker.serve import serve; serve()";
+
+/// Write the worker package as `root/tilefit_worker/`: a file already there with the same text is
+/// left alone, and a new one is written beside and renamed into place, so a worker starting
+/// meanwhile never reads half a module.
+pub fn write_worker_package(root: &std::path::Path) -> std::io::Result<()> {
+    let dir = root.join("tilefit_worker");
+    std::fs::create_dir_all(&dir)?;
+    for (name, text) in WORKER_PACKAGE {
+        let path = dir.join(name);
+        if std::fs::read_to_string(&path).is_ok_and(|old| old == *text) {
+            continue;
+        }
+        let staged = dir.join(format!(
+            ".{name}.{}.{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        std::fs::write(&staged, text)?;
+        std::fs::rename(&staged, &path)?;
+    }
+    Ok(())
+}
 
 /// The worker's first line.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -301,25 +329,58 @@ pub struct Reply {
 mod tests {
     use super::*;
 
-    /// The embedded script is the package's `_jit.py`, then every part of `worker/`, in the order
-    /// of their names: a part added to the folder and not to the list (or the other way round)
-    /// fails here.
+    /// The embedded package is the folder `worker/`, module for module (a module added to the
+    /// folder and not to the list, or the other way round, fails here), and its `_jit.py` is the
+    /// `tilefit` package's.
     #[test]
-    fn the_worker_script_is_the_folder_s_parts_in_order() {
+    fn the_worker_package_is_the_folder() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker");
-        let mut names: Vec<_> = std::fs::read_dir(&dir)
+        let mut folder: Vec<(String, String)> = std::fs::read_dir(&dir)
             .unwrap()
             .map(|e| e.unwrap().path())
             .filter(|p| p.extension().is_some_and(|e| e == "py"))
+            .map(|p| {
+                let name = p.file_name().unwrap().to_string_lossy().into_owned();
+                (name, std::fs::read_to_string(&p).unwrap())
+            })
             .collect();
-        names.sort();
+        folder.sort();
+        let mut embedded: Vec<(String, String)> = WORKER_PACKAGE
+            .iter()
+            .map(|(n, t)| ((*n).to_owned(), (*t).to_owned()))
+            .collect();
+        embedded.sort();
+        assert_eq!(folder, embedded);
         let shared =
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("python/tilefit/_jit.py");
-        let folder: Vec<String> = std::iter::once(&shared)
-            .chain(&names)
-            .map(|p| std::fs::read_to_string(p).unwrap())
+        let jit = WORKER_PACKAGE
+            .iter()
+            .find(|(n, _)| *n == "_jit.py")
+            .unwrap()
+            .1;
+        assert_eq!(std::fs::read_to_string(shared).unwrap(), jit);
+        let whole: String = WORKER_PACKAGE.iter().map(|(_, t)| *t).collect();
+        assert_eq!(WORKER_SCRIPT, whole);
+    }
+
+    /// Written twice over itself, the package stays whole and leaves no staged file.
+    #[test]
+    fn the_worker_package_writes_once_and_in_place() {
+        let root =
+            std::env::temp_dir().join(format!("tilefit-worker-package-{}", std::process::id()));
+        write_worker_package(&root).unwrap();
+        write_worker_package(&root).unwrap();
+        let mut names: Vec<String> = std::fs::read_dir(root.join("tilefit_worker"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert_eq!(folder, WORKER_PARTS);
-        assert_eq!(WORKER_SCRIPT, WORKER_PARTS.concat());
+        names.sort();
+        let mut wanted: Vec<String> = WORKER_PACKAGE
+            .iter()
+            .map(|(n, _)| (*n).to_owned())
+            .collect();
+        wanted.sort();
+        assert_eq!(names, wanted);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 }

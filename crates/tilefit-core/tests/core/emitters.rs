@@ -161,6 +161,20 @@ fn cache_index() -> CacheIndex {
     }
 }
 
+/// An HTML page with its generation time (the clock's, the one thing not from the report)
+/// masked.
+fn dated(html: &str) -> String {
+    const GENERATED: &str = "<dt>generated</dt><dd>";
+    html.lines()
+        .map(|line| match line.strip_prefix(GENERATED) {
+            Some(rest) if rest.ends_with(" UTC</dd>") => format!("{GENERATED}[date] UTC</dd>"),
+            _ => line.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
 /// One rendered output per (fixture, exporter): the snapshot's file name and its text. The
 /// probe's, replay's, diff's and matrix's reports first.
 fn rendered() -> Vec<(String, String)> {
@@ -171,7 +185,7 @@ fn rendered() -> Vec<(String, String)> {
     add("probe.terminal.txt", Terminal.export(&mla));
     add("probe.md", Markdown.export(&mla));
     add("probe.json", Json.export(&mla));
-    add("probe.html", Html.export(&mla));
+    add("probe.html", dated(&Html.export(&mla)));
     let gate = Gate {
         rules: vec![Rule::OverBudget, Rule::NoneFits],
         shipped: None,
@@ -193,7 +207,7 @@ fn rendered() -> Vec<(String, String)> {
     add("replay.terminal.txt", Terminal.export(&replayed));
     add("replay.md", Markdown.export(&replayed));
     add("replay.json", Json.export(&replayed));
-    add("replay.html", Html.export(&replayed));
+    add("replay.html", dated(&Html.export(&replayed)));
 
     let older = probe("crates/tilefit/tests/fixtures/saved/mla_probe_older.json");
     let diff = tilefit_core::judge::diff::diff(&older, &mla);

@@ -296,7 +296,8 @@ pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
 
 /// Validate spec text; `path` locates the kernel file and names the spec in errors.
 pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
-    from_document(document(text, path)?, path)
+    let written = document(text, path)?;
+    from_document(written, path)
 }
 
 /// Spec text read as a document, not yet checked; `path` names the spec in errors.

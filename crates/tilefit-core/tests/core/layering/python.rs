@@ -180,3 +180,98 @@ fn the_map_lists_the_python_layers_the_test_keeps() {
     );
     assert!(Path::new(&root().join("python/tilefit/_jit.py")).exists());
 }
+
+/// The compile worker's modules (`crates/tilefit-core/src/compile/worker/`, the package
+/// `tilefit_worker`), in order: each imports only modules before it.
+pub const WORKER_ORDER: &[&str] = &[
+    "__init__",
+    "_jit",
+    "extract",
+    "protocol",
+    "stand_ins",
+    "kernel",
+    "compiling",
+    "launch",
+    "errors",
+    "zygote",
+    "serve",
+];
+
+/// The worker modules a file imports (`from .X import`, `from . import X`), with their lines.
+fn worker_imports(text: &str) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let line = line.trim_start();
+        if let Some(rest) = line.strip_prefix("from . import ") {
+            for name in rest.split(',') {
+                let name = name.split_whitespace().next().unwrap_or_default();
+                if !name.is_empty() {
+                    found.push((index + 1, name.to_owned()));
+                }
+            }
+        } else if let Some(rest) = line.strip_prefix("from .") {
+            let name = rest.split([' ', '.']).next().unwrap_or_default();
+            found.push((index + 1, name.to_owned()));
+        }
+    }
+    found
+}
+
+/// Every import of a worker module that is not before it, by file and line.
+fn worker_upward(files: &[(String, String)]) -> Vec<String> {
+    let at = |m: &str| WORKER_ORDER.iter().position(|w| *w == m);
+    let mut found = Vec::new();
+    for (module, text) in files {
+        let Some(own) = at(module) else {
+            found.push(format!("worker/{module}.py: not in WORKER_ORDER"));
+            continue;
+        };
+        for (line, imported) in worker_imports(text) {
+            match at(&imported) {
+                Some(i) if i < own => {}
+                _ => found.push(format!(
+                    "worker/{module}.py:{line}: imports `{imported}`, which is not before it"
+                )),
+            }
+        }
+    }
+    found
+}
+
+fn worker() -> Vec<(String, String)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker");
+    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| {
+            let path = e.ok()?.path();
+            (path.extension()? == "py").then(|| {
+                let module = path.file_stem().unwrap().to_string_lossy().into_owned();
+                (module, std::fs::read_to_string(&path).unwrap())
+            })
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn worker_modules_import_only_the_ones_before_them() {
+    let files = worker();
+    let names: Vec<&str> = files.iter().map(|(m, _)| m.as_str()).collect();
+    let mut order = WORKER_ORDER.to_vec();
+    order.sort_unstable();
+    assert_eq!(names, order, "the folder and WORKER_ORDER differ");
+    let found = worker_upward(&files);
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    // A planted upward import is caught, with its file and line.
+    let mut planted = files.clone();
+    let protocol = planted.iter_mut().find(|(m, _)| m == "protocol").unwrap();
+    protocol.1.push_str("\nfrom .serve import serve\n");
+    let lines = protocol.1.lines().count();
+    assert_eq!(
+        worker_upward(&planted),
+        vec![format!(
+            "worker/protocol.py:{lines}: imports `serve`, which is not before it"
+        )]
+    );
+}

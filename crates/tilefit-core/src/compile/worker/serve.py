@@ -1,5 +1,18 @@
 # --- One request in, one reply out; the handshake; the serve loop -------------------------------
 
+import os
+import sys
+
+from . import protocol
+from .compiling import _install_early_stop, _keep_ptxas_log, compile_ir, compile_job
+from .errors import error_reply
+from .kernel import inspect_kernel
+from .launch import launch_job
+from .protocol import _claim_stdout, read_request, send
+from .stand_ins import IMPORT_ERROR, JobError, _torch_stand_in, hello
+from .zygote import zygote_loop
+
+
 def handle(request):
     """One request in, one reply out."""
     reply = {"type": "reply", "id": request.get("id"), "pid": os.getpid()}
@@ -22,31 +35,8 @@ def handle(request):
     return reply
 
 
-def error_reply(error):
-    """A reply's error fields: a JobError as it says, anything else classified."""
-    if isinstance(error, JobError):
-        return {"status": "error", "error": {"kind": error.kind, "message": error.message,
-                                             "detail": error.detail}}
-    kind, message, detail, diagnostic, location = classify(error)
-    return {"status": "error", "error": {"kind": kind, "message": message, "detail": detail,
-                                         "diagnostic": diagnostic, "location": location}}
-
-
-def hello():
-    return {
-        "type": "hello",
-        "protocol": PROTOCOL,
-        "python": platform.python_version(),
-        "triton": None if IMPORT_ERROR else triton.__version__,
-        "backends": [] if IMPORT_ERROR else sorted(triton.backends.backends.keys()),
-        "import_error": IMPORT_ERROR,
-        "pid": os.getpid(),
-    }
-
-
 def serve():
-    global PROTOCOL_OUT
-    PROTOCOL_OUT = _claim_stdout()
+    protocol.PROTOCOL_OUT = _claim_stdout()
     send(hello())
     if IMPORT_ERROR is None:
         _torch_stand_in()

@@ -1,35 +1,24 @@
 # --- Compiling through the JIT's own specialization; the early stop; binaries and resources -------
 
-def backend_option_names():
-    """The compile options each backend of this Triton takes, by backend (`cuda`, `hip`)."""
-    names = {}
-    for backend_name, target in (("cuda", GPUTarget("cuda", 90, 32)), ("hip", GPUTarget("hip", "gfx942", 64))):
-        try:
-            names[backend_name] = sorted(make_backend(target).parse_options({}).__dict__)
-        except Exception:
-            continue
-    return names
+import base64
+import os
+import time
+import types
 
-
-def _plain(value):
-    """A config value as JSON: numbers, strings, booleans and None as they are, anything else by
-    its repr (tilefit reports it as a value it cannot pass)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    return {"unsupported": repr(value)}
-
-
-def autotune_config(config):
-    """One `triton.Config` of an @triton.autotune list: its meta-parameters and options."""
-    return {
-        # Pairs, not an object: the order the author wrote them in is the order reports show.
-        "kwargs": [[str(k), _plain(v)] for k, v in (getattr(config, "kwargs", None) or {}).items()],
-        "num_warps": getattr(config, "num_warps", 4),
-        "num_stages": getattr(config, "num_stages", 3),
-        "num_ctas": getattr(config, "num_ctas", 1),
-        "maxnreg": getattr(config, "maxnreg", None),
-        "pre_hook": getattr(config, "pre_hook", None) is not None,
-    }
+from .kernel import _load, _plain
+from .stand_ins import (
+    ASTSource,
+    CapturedDiagnostics,
+    GPUTarget,
+    JobError,
+    StandInTensor,
+    _WithoutTorchImport,
+    compiler_diagnostic,
+    create_function_from_signature,
+    make_backend,
+    tl,
+    triton,
+)
 
 
 def target_of(spec):
@@ -53,7 +42,9 @@ def stand_in_argument(name, arg):
             # Triton's own parser of signature strings: "*bf16", "*fp8e4nv", "*i32", "*k..." (const).
             dtype = tl.str_to_ty(kind, None).element_ty
         except Exception:
-            raise JobError("bad-spec", f"argument `{name}`: `{kind}` is not a Triton pointer type")
+            raise JobError(
+                "bad-spec", f"argument `{name}`: `{kind}` is not a Triton pointer type"
+            ) from None
         return StandInTensor(dtype, arg.get("aligned", True))
     if "value" not in arg:
         raise JobError("bad-spec", f"argument `{name}` ({kind}) needs an example value")
@@ -66,17 +57,28 @@ def stand_in_descriptor(name, arg):
     try:
         from triton.tools.tensor_descriptor import TensorDescriptor
     except ImportError:
-        raise JobError("bad-spec", f"argument `{name}`: Triton {triton.__version__} has no host-side "
-                       "TensorDescriptor (triton.tools.tensor_descriptor)")
+        raise JobError(
+            "bad-spec",
+            f"argument `{name}`: Triton {triton.__version__} has no host-side "
+            "TensorDescriptor (triton.tools.tensor_descriptor)",
+        ) from None
     try:
         dtype = tl.str_to_ty("*" + arg["dtype"], None).element_ty
     except Exception:
-        raise JobError("bad-spec", f"argument `{name}`: `{arg.get('dtype')}` is not a Triton element type")
+        raise JobError(
+            "bad-spec",
+            f"argument `{name}`: `{arg.get('dtype')}` is not a Triton element type",
+        ) from None
     base = StandInTensor(dtype, True)
     try:
-        return TensorDescriptor(base, list(arg["shape"]), list(arg["strides"]), list(arg["block_shape"]))
+        return TensorDescriptor(
+            base, list(arg["shape"]), list(arg["strides"]), list(arg["block_shape"])
+        )
     except (AssertionError, ValueError, TypeError) as error:
-        raise JobError("bad-spec", f"argument `{name}`: Triton refuses the descriptor: {error or 'a check failed'}")
+        raise JobError(
+            "bad-spec",
+            f"argument `{name}`: Triton refuses the descriptor: {error or 'a check failed'}",
+        ) from error
 
 
 def constexpr_value(name, value):
@@ -84,8 +86,11 @@ def constexpr_value(name, value):
     if isinstance(value, str) and value.startswith("tl."):
         dtype = getattr(tl, value[3:], None)
         if not isinstance(dtype, tl.dtype):
-            raise JobError("bad-spec", f"constexpr `{name}`: `{value}` is not a Triton dtype "
-                           "(e.g. tl.bfloat16, tl.float16, tl.float8e4nv)")
+            raise JobError(
+                "bad-spec",
+                f"constexpr `{name}`: `{value}` is not a Triton dtype "
+                "(e.g. tl.bfloat16, tl.float16, tl.float8e4nv)",
+            )
         return dtype
     return value
 
@@ -97,8 +102,10 @@ def describe_passed(value):
     if isinstance(value, tl.dtype):
         return f"tl.{value}" if not hasattr(value, "name") else f"tl.{value.name}"
     if type(value).__name__ == "TensorDescriptor":
-        return (f"TensorDescriptor({value.base.dtype}, shape={list(value.shape)}, strides={list(value.strides)}, "
-                f"block_shape={list(value.block_shape)})")
+        return (
+            f"TensorDescriptor({value.base.dtype}, shape={list(value.shape)}, strides={list(value.strides)}, "
+            f"block_shape={list(value.block_shape)})"
+        )
     if isinstance(value, StandInTensor):
         return f"tensor({value.dtype})"
     return value
@@ -115,8 +122,11 @@ def apply_heuristics(kernel, arguments, given):
             try:
                 arguments[name] = heuristic(dict(arguments))
             except Exception as error:
-                raise JobError("bad-spec", f"the @triton.heuristics value for `{name}` fails on the spec's "
-                               f"values ({type(error).__name__}: {error}): give `{name}` in [constexprs]")
+                raise JobError(
+                    "bad-spec",
+                    f"the @triton.heuristics value for `{name}` fails on the spec's "
+                    f"values ({type(error).__name__}: {error}): give `{name}` in [constexprs]",
+                ) from error
             set_by.append(name)
     return set_by
 
@@ -124,8 +134,11 @@ def apply_heuristics(kernel, arguments, given):
 def pack(fn, backend, kwargs, bound, specialization, options):
     if hasattr(fn, "_pack_args"):
         return fn._pack_args(backend, kwargs, bound, specialization, options)
-    raise JobError("internal", f"Triton {triton.__version__} has no JITFunction._pack_args; "
-                   "tilefit reproduces the JIT's specialization with the releases that have it (3.5.1, 3.6.0 and 3.7.1 are checked)")
+    raise JobError(
+        "internal",
+        f"Triton {triton.__version__} has no JITFunction._pack_args; "
+        "tilefit reproduces the JIT's specialization with the releases that have it (3.5.1, 3.6.0 and 3.7.1 are checked)",
+    )
 
 
 def backend_options(backend, options):
@@ -142,19 +155,33 @@ def compile_job(request):
     target = target_of(request["target"])
     backend = make_backend(target)
     started = time.perf_counter()
-    arguments = {name: stand_in_argument(name, arg) for name, arg in request["args"].items()}
+    arguments = {
+        name: stand_in_argument(name, arg) for name, arg in request["args"].items()
+    }
     given = dict(request["constexprs"])
-    arguments.update({name: constexpr_value(name, value) for name, value in given.items()})
-    heuristic_names = apply_heuristics(kernel_info, arguments, set(given) | set(request["args"]))
+    arguments.update(
+        {name: constexpr_value(name, value) for name, value in given.items()}
+    )
+    heuristic_names = apply_heuristics(
+        kernel_info, arguments, set(given) | set(request["args"])
+    )
     options, ignored_options = backend_options(backend, dict(request["options"]))
     options.setdefault("debug", bool(getattr(fn, "debug", False)))
     known = {p.name for p in fn.params}
-    missing = [p.name for p in fn.params if p.name not in arguments and not p.has_default]
+    missing = [
+        p.name for p in fn.params if p.name not in arguments and not p.has_default
+    ]
     if missing:
-        raise JobError("bad-spec", "the spec gives no value for " + ", ".join(f"`{m}`" for m in missing))
+        raise JobError(
+            "bad-spec",
+            "the spec gives no value for " + ", ".join(f"`{m}`" for m in missing),
+        )
     unknown = [name for name in arguments if name not in known]
     if unknown:
-        raise JobError("bad-spec", "the kernel has no parameter " + ", ".join(f"`{u}`" for u in unknown))
+        raise JobError(
+            "bad-spec",
+            "the kernel has no parameter " + ", ".join(f"`{u}`" for u in unknown),
+        )
     # Heuristics may set names the kernel does not take (Triton passes them on and the binder
     # ignores them only if they are options); keep the kernel's own parameters.
     for name in heuristic_names:
@@ -164,20 +191,33 @@ def compile_job(request):
     try:
         with _WithoutTorchImport():
             bound, specialization, binder_options = binder(**arguments, **options)
-        packed_options, signature, constexprs, attrs = pack(fn, backend, options, bound, specialization,
-                                                            binder_options)
+        packed_options, signature, constexprs, attrs = pack(
+            fn, backend, options, bound, specialization, binder_options
+        )
     except (KeyError, TypeError, ValueError) as error:
-        raise JobError("bad-spec", f"{type(error).__name__}: {error}".replace('"', "'"))
+        raise JobError(
+            "bad-spec", f"{type(error).__name__}: {error}".replace('"', "'")
+        ) from error
     specialized = time.perf_counter()
     source = ASTSource(fn, signature, constexprs, attrs)
-    full = bool(request.get("full")) or bool(request.get("binary_dir")) or bool(request.get("resources"))
+    full = (
+        bool(request.get("full"))
+        or bool(request.get("binary_dir"))
+        or bool(request.get("resources"))
+    )
     kernel, log = compile_capturing(source, target, packed_options.__dict__, full=full)
     compiled = time.perf_counter()
     names = [p.name for p in fn.params]
-    divisible = sorted(names[path[0]] for path, attr in attrs.items()
-                       if any(a[0] == "tt.divisibility" for a in attr))
-    constant_ones = sorted(names[path[0]] for path, value in constexprs.items()
-                           if not fn.params[path[0]].is_constexpr and value == 1)
+    divisible = sorted(
+        names[path[0]]
+        for path, attr in attrs.items()
+        if any(a[0] == "tt.divisibility" for a in attr)
+    )
+    constant_ones = sorted(
+        names[path[0]]
+        for path, value in constexprs.items()
+        if not fn.params[path[0]].is_constexpr and value == 1
+    )
     metadata = kernel.metadata
     return {
         **keep_binary(request, kernel),
@@ -191,7 +231,10 @@ def compile_job(request):
         "signature": {k: v for k, v in signature.items() if v != "constexpr"},
         "divisible_by_16": divisible,
         "specialized_to_1": constant_ones,
-        "timings": {"specialize_s": specialized - started, "compile_s": compiled - specialized},
+        "timings": {
+            "specialize_s": specialized - started,
+            "compile_s": compiled - specialized,
+        },
     }
 
 
@@ -204,7 +247,12 @@ def passed_values(fn, arguments, request, heuristic_names):
         if name not in arguments:
             if param.has_default:
                 default = param.default
-                passed[name] = {"how": "default", "value": _plain(describe_passed(getattr(default, "value", default)))}
+                passed[name] = {
+                    "how": "default",
+                    "value": _plain(
+                        describe_passed(getattr(default, "value", default))
+                    ),
+                }
             continue
         value = arguments[name]
         if name in heuristic_names:
@@ -213,7 +261,12 @@ def passed_values(fn, arguments, request, heuristic_names):
             passed[name] = {"how": "none", "value": "None"}
         elif isinstance(value, tl.dtype):
             written = request["constexprs"].get(name)
-            passed[name] = {"how": "dtype", "value": written if isinstance(written, str) else describe_passed(value)}
+            passed[name] = {
+                "how": "dtype",
+                "value": written
+                if isinstance(written, str)
+                else describe_passed(value),
+            }
         elif type(value).__name__ == "TensorDescriptor":
             passed[name] = {"how": "tensor-descriptor", "value": describe_passed(value)}
     return passed
@@ -234,7 +287,10 @@ def keep_binary(request, kernel):
     if not directory or "cubin" not in kernel.asm:
         return {}
     os.makedirs(directory, exist_ok=True)
-    path = os.path.join(directory, f"{kernel.metadata.name}-{os.getpid()}-{time.perf_counter_ns()}.cubin")
+    path = os.path.join(
+        directory,
+        f"{kernel.metadata.name}-{os.getpid()}-{time.perf_counter_ns()}.cubin",
+    )
     with open(path, "wb") as out:
         out.write(kernel.asm["cubin"])
     return {"binary": path, "kernel_name": kernel.metadata.name}
@@ -286,6 +342,7 @@ def _wrap_pass(name, function):
 
 def _install_early_stop():
     import triton._C.libtriton as libtriton
+
     roots = [getattr(libtriton, "passes", None)]
     for backend in ("nvidia", "amd"):
         roots.append(getattr(getattr(libtriton, backend, None), "passes", None))
@@ -298,7 +355,11 @@ def _install_early_stop():
                 if name.startswith("add_") and callable(getattr(namespace, name)):
                     setattr(namespace, name, _wrap_pass(name, getattr(namespace, name)))
     from triton.backends.compiler import BaseBackend
-    for backend_class in {type(make_backend(GPUTarget("cuda", 90, 32))), type(make_backend(GPUTarget("hip", "gfx942", 64)))}:
+
+    for backend_class in {
+        type(make_backend(GPUTarget("cuda", 90, 32))),
+        type(make_backend(GPUTarget("hip", "gfx942", 64))),
+    }:
         original = backend_class.add_stages
 
         def add_stages(self, stages, options, *rest, __original=original):
@@ -324,9 +385,13 @@ class SizeOnly:
     """What an early-stopped compile leaves: the sizes, no binary."""
 
     def __init__(self, done, options):
-        self.metadata = types.SimpleNamespace(shared=done.shared, tmem_size=done.tmem_size,
-                                              num_warps=options.get("num_warps"),
-                                              num_stages=options.get("num_stages"), name=None)
+        self.metadata = types.SimpleNamespace(
+            shared=done.shared,
+            tmem_size=done.tmem_size,
+            num_warps=options.get("num_warps"),
+            num_stages=options.get("num_stages"),
+            name=None,
+        )
         self.asm = {}
 
 
@@ -341,7 +406,9 @@ def compile_capturing(source, target, options, full=True):
     except AllocationDone as done:
         return SizeOnly(done, options), ""
     except Exception as error:
-        raise CompileFailed(error, compiler_diagnostic(getattr(diagnostics, "text", ""))) from error
+        raise CompileFailed(
+            error, compiler_diagnostic(getattr(diagnostics, "text", ""))
+        ) from error
     finally:
         EARLY["wanted"] = False
 
@@ -380,7 +447,11 @@ def compile_ir(request):
         raise JobError("bad-spec", f"{path} is not a Triton IR file")
     target = target_of(request["target"])
     started = time.perf_counter()
-    full = bool(request.get("full")) or bool(request.get("binary_dir")) or bool(request.get("resources"))
+    full = (
+        bool(request.get("full"))
+        or bool(request.get("binary_dir"))
+        or bool(request.get("resources"))
+    )
     kernel, log = compile_capturing(path, target, dict(request["options"]), full=full)
     compiled = time.perf_counter()
     metadata = kernel.metadata
@@ -388,8 +459,12 @@ def compile_ir(request):
         **keep_binary(request, kernel),
         **binary_resources(request, kernel, log),
         "shared": int(metadata.shared),
-        "num_warps": int(metadata.num_warps or request["options"].get("num_warps") or 4),
-        "num_stages": int(metadata.num_stages or request["options"].get("num_stages") or 0),
+        "num_warps": int(
+            metadata.num_warps or request["options"].get("num_warps") or 4
+        ),
+        "num_stages": int(
+            metadata.num_stages or request["options"].get("num_stages") or 0
+        ),
         "tmem_size": getattr(metadata, "tmem_size", None),
         "timings": {"compile_s": compiled - started},
     }

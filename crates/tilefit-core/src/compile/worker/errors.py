@@ -1,6 +1,18 @@
 # --- What a failed compile was: classified, with its place in the kernel's source --------------
 
-UNSUPPORTED_MARKERS = ("not supported", "unsupported", "is not available on", "requires compute capability", "only supported on")
+import traceback
+
+from ._jit import unwrap
+from .compiling import CompileFailed
+from .stand_ins import JobError, _modules
+
+UNSUPPORTED_MARKERS = (
+    "not supported",
+    "unsupported",
+    "is not available on",
+    "requires compute capability",
+    "only supported on",
+)
 
 
 def first_line(lines):
@@ -35,8 +47,17 @@ def source_location(error):
                 code = getattr(value.fn, "__code__", None)
                 path = code.co_filename if code is not None else "?"
                 src_lines = src.split("\n")
-                text = src_lines[node.lineno - 1].strip() if 0 < node.lineno <= len(src_lines) else ""
-                return {"file": path, "line": line, "column": node.col_offset + 1, "text": text}
+                text = (
+                    src_lines[node.lineno - 1].strip()
+                    if 0 < node.lineno <= len(src_lines)
+                    else ""
+                )
+                return {
+                    "file": path,
+                    "line": line,
+                    "column": node.col_offset + 1,
+                    "text": text,
+                }
     return None
 
 
@@ -46,7 +67,11 @@ def compilation_errors(error):
     seen = set()
     while error is not None and id(error) not in seen:
         seen.add(id(error))
-        if type(error).__name__ in ("CompilationError", "CompileTimeAssertionFailure", "UnsupportedLanguageConstruct"):
+        if type(error).__name__ in (
+            "CompilationError",
+            "CompileTimeAssertionFailure",
+            "UnsupportedLanguageConstruct",
+        ):
             chain.append(error)
         error = error.__cause__ or error.__context__
     return chain
@@ -60,7 +85,11 @@ def classify(error):
         diagnostic = error.diagnostic
         error = error.error
     cause = error.__cause__ or error.__context__
-    text = str(cause) if cause is not None and type(error).__name__ == "CompilationError" else str(error)
+    text = (
+        str(cause)
+        if cause is not None and type(error).__name__ == "CompilationError"
+        else str(error)
+    )
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if type(error).__name__ == "CompilationError" and cause is None and lines:
         # "at 12:4:\n<source>\n^\nValueError(...)": the last line is the error itself.
@@ -71,10 +100,16 @@ def classify(error):
         # "PassManager::run failed" says nothing; the compiler's own line says what failed.
         first = f"{first}: {diagnostic}"
     lowered = (text + " " + diagnostic).lower()
-    kind = "unsupported-on-target" if any(marker in lowered for marker in UNSUPPORTED_MARKERS) else "compile-error"
+    kind = (
+        "unsupported-on-target"
+        if any(marker in lowered for marker in UNSUPPORTED_MARKERS)
+        else "compile-error"
+    )
     chain = compilation_errors(error)
     location = None
-    for compilation_error in reversed(chain):  # the innermost names the line that failed
+    for compilation_error in reversed(
+        chain
+    ):  # the innermost names the line that failed
         location = source_location(compilation_error)
         if location:
             break
@@ -84,12 +119,46 @@ def classify(error):
     if chain:
         # The reason is the innermost error's own message, not the "at 13:18:" header.
         inner = chain[-1]
-        reason_lines = [l.strip() for l in str(getattr(inner, "error_message", "") or "").splitlines() if l.strip()]
+        reason_lines = [
+            line.strip()
+            for line in str(getattr(inner, "error_message", "") or "").splitlines()
+            if line.strip()
+        ]
         cause = inner.__cause__
         if not reason_lines and cause is not None:
-            reason_lines = [l.strip() for l in str(cause).splitlines() if l.strip()]
+            reason_lines = [
+                line.strip() for line in str(cause).splitlines() if line.strip()
+            ]
         if reason_lines:
-            first = reason_lines[-1] if reason_lines[0].startswith("at ") else reason_lines[0]
+            first = (
+                reason_lines[-1]
+                if reason_lines[0].startswith("at ")
+                else reason_lines[0]
+            )
             if diagnostic and diagnostic not in first:
                 first = f"{first}: {diagnostic}"
     return kind, first[:500], detail[-4000:], whole[-16000:], location
+
+
+def error_reply(error):
+    """A reply's error fields: a JobError as it says, anything else classified."""
+    if isinstance(error, JobError):
+        return {
+            "status": "error",
+            "error": {
+                "kind": error.kind,
+                "message": error.message,
+                "detail": error.detail,
+            },
+        }
+    kind, message, detail, diagnostic, location = classify(error)
+    return {
+        "status": "error",
+        "error": {
+            "kind": kind,
+            "message": message,
+            "detail": detail,
+            "diagnostic": diagnostic,
+            "location": location,
+        },
+    }

@@ -6,6 +6,16 @@
 # for one arch, copy-on-write. A fork is refused while the process runs more than one thread (an
 # MLIR or LLVM thread pool would be copied half-held): tilefit then starts workers the plain way.
 
+import os
+import sys
+import time
+
+from . import protocol
+from .compiling import compile_job
+from .errors import error_reply
+from .protocol import read_request, send
+from .stand_ins import IMPORT_ERROR, JobError, hello
+
 WARM_SOURCE = """import triton
 import triton.language as tl
 
@@ -23,6 +33,7 @@ def warm(request):
     initialisation for the arch (contexts, dialects, the backend's tool lookups) then lives in this
     process, for every fork to inherit."""
     import tempfile
+
     folder = tempfile.mkdtemp(prefix="tilefit-warm-")
     path = os.path.join(folder, "tilefit_warm.py")
     with open(path, "w", encoding="utf-8") as file:
@@ -30,14 +41,25 @@ def warm(request):
     pointer = {"type": "*fp16", "aligned": True}
     started = time.perf_counter()
     try:
-        compile_job({"kernel_file": path, "function": "tilefit_warm", "args": {"a_ptr": pointer, "c_ptr": pointer},
-                     "constexprs": {"BLOCK": 32}, "options": {"num_warps": 4, "num_stages": 2},
-                     "target": request["target"], "full": False})
+        compile_job(
+            {
+                "kernel_file": path,
+                "function": "tilefit_warm",
+                "args": {"a_ptr": pointer, "c_ptr": pointer},
+                "constexprs": {"BLOCK": 32},
+                "options": {"num_warps": 4, "num_stages": 2},
+                "target": request["target"],
+                "full": False,
+            }
+        )
     finally:
         # The compile is done and nothing reads the source again: leave nothing in the temp folder.
         import shutil
+
         shutil.rmtree(folder, ignore_errors=True)
-    return {"timings": {"specialize_s": 0.0, "compile_s": time.perf_counter() - started}}
+    return {
+        "timings": {"specialize_s": 0.0, "compile_s": time.perf_counter() - started}
+    }
 
 
 def thread_count():
@@ -45,6 +67,7 @@ def thread_count():
         return len(os.listdir("/proc/self/task"))
     except OSError:
         import threading
+
         return threading.active_count()
 
 
@@ -83,6 +106,7 @@ def reap(request, exits):
 def _received_fds(ancillary):
     import array
     import socket
+
     fds = []
     for level, kind, payload in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -95,13 +119,15 @@ def _received_fds(ancillary):
 def zygote_loop():
     """Serve `warm`, `fork` and `reap`. Returns in a forked worker (which then serves jobs) and
     `None`'s when tilefit closes the socket."""
-    global PROTOCOL_OUT
     import socket
+
     control = socket.socket(fileno=0)
     pending, fds, exits = b"", [], {}
     while True:
         while b"\n" not in pending:
-            data, ancillary, _flags, _address = control.recvmsg(1 << 20, socket.CMSG_SPACE(8 * 4))
+            data, ancillary, _flags, _address = control.recvmsg(
+                1 << 20, socket.CMSG_SPACE(8 * 4)
+            )
             fds.extend(_received_fds(ancillary))
             if not data:
                 _sweep(exits)
@@ -126,12 +152,18 @@ def zygote_loop():
                 if len(given) != 3:
                     for fd in given:
                         os.close(fd)
-                    raise JobError("internal", f"a fork request came with {len(given)} file descriptors, not 3")
+                    raise JobError(
+                        "internal",
+                        f"a fork request came with {len(given)} file descriptors, not 3",
+                    )
                 threads = thread_count()
                 if threads > 1:
                     for fd in given:
                         os.close(fd)
-                    raise JobError("internal", f"the zygote runs {threads} threads; forking it is unsafe")
+                    raise JobError(
+                        "internal",
+                        f"the zygote runs {threads} threads; forking it is unsafe",
+                    )
                 sys.stdout.flush()
                 sys.stderr.flush()
                 pid = os.fork()
@@ -144,7 +176,10 @@ def zygote_loop():
                     os.dup2(stderr, 1)
                     os.close(stdin)
                     os.close(stderr)
-                    old, PROTOCOL_OUT = PROTOCOL_OUT, os.fdopen(stdout, "w", buffering=1, encoding="utf-8")
+                    old, protocol.PROTOCOL_OUT = (
+                        protocol.PROTOCOL_OUT,
+                        os.fdopen(stdout, "w", buffering=1, encoding="utf-8"),
+                    )
                     old.close()
                     send(hello())
                     if request.get("zygote"):
@@ -154,7 +189,9 @@ def zygote_loop():
                     os.close(fd)
                 reply.update({"status": "ok", "forked_pid": pid, "threads": threads})
             else:
-                raise JobError("internal", f"a zygote takes warm, fork and reap, not {kind!r}")
+                raise JobError(
+                    "internal", f"a zygote takes warm, fork and reap, not {kind!r}"
+                )
         except Exception as error:
             reply.update(error_reply(error))
         send(reply)

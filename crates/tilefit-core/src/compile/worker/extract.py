@@ -46,7 +46,11 @@ def _bound_names(node):
 
 
 def _loads(node):
-    return {sub.id for sub in ast.walk(node) if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)}
+    return {
+        sub.id
+        for sub in ast.walk(node)
+        if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load)
+    }
 
 
 def _used_names(node):
@@ -59,7 +63,11 @@ def _used_names(node):
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return _loads(node)
     outer = set()
-    for part in node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d]:
+    for part in (
+        node.decorator_list
+        + node.args.defaults
+        + [d for d in node.args.kw_defaults if d]
+    ):
         outer |= _loads(part)
     arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs
     arguments += [a for a in (node.args.vararg, node.args.kwarg) if a]
@@ -68,7 +76,12 @@ def _used_names(node):
             outer |= _loads(arg.annotation)
     if node.returns is not None:
         outer |= _loads(node.returns)
-    declared = {name for sub in ast.walk(node) if isinstance(sub, (ast.Global, ast.Nonlocal)) for name in sub.names}
+    declared = {
+        name
+        for sub in ast.walk(node)
+        if isinstance(sub, (ast.Global, ast.Nonlocal))
+        for name in sub.names
+    }
     local = {a.arg for a in arguments}
     for statement in node.body:
         for sub in ast.walk(statement):
@@ -87,8 +100,11 @@ def _import_failure(node, error):
     if isinstance(node, ast.ImportFrom) and node.level:
         module = "." * node.level + (node.module or "")
     missing = getattr(error, "name", None) or module
-    return f"needs `{missing}`, which is not installed" if isinstance(error, ImportError) else (
-        f"needs `{module}`, whose import fails: {type(error).__name__}: {error}")
+    return (
+        f"needs `{missing}`, which is not installed"
+        if isinstance(error, ImportError)
+        else (f"needs `{module}`, whose import fails: {type(error).__name__}: {error}")
+    )
 
 
 def extract(path, function, given=None):
@@ -126,7 +142,10 @@ def extract(path, function, given=None):
             queue.extend(_used_names(statements[index]))
     import triton
     import triton.language as tl
-    module = types.ModuleType(f"tilefit_extracted_{hashlib.sha256(path.encode()).hexdigest()[:16]}")
+
+    module = types.ModuleType(
+        f"tilefit_extracted_{hashlib.sha256(path.encode()).hexdigest()[:16]}"
+    )
     module.__file__ = path
     namespace = module.__dict__
     defaults = {"triton": triton, "tl": tl}
@@ -149,9 +168,17 @@ def extract(path, function, given=None):
             for name in names:
                 failed[name] = (node.lineno, failed[missing[0]][1])
             continue
-        code = compile(ast.Module(body=[node], type_ignores=[]), path, "exec", flags=future, dont_inherit=True)
-        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-        digest.update("".join(lines[first - 1:node.end_lineno]).encode())
+        code = compile(
+            ast.Module(body=[node], type_ignores=[]),
+            path,
+            "exec",
+            flags=future,
+            dont_inherit=True,
+        )
+        first = min(
+            [node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]
+        )
+        digest.update("".join(lines[first - 1 : node.end_lineno]).encode())
         try:
             exec(code, namespace)
         except Exception as error:
@@ -173,15 +200,28 @@ def extract(path, function, given=None):
                     failed[name] = (node.lineno, reason)
             continue
         ran.extend(names)
-    needed = _needed_failures([replaced.get(i, node) for i, node in enumerate(statements)], defines, wanted,
-                              failed, function, given)
+    needed = _needed_failures(
+        [replaced.get(i, node) for i, node in enumerate(statements)],
+        defines,
+        wanted,
+        failed,
+        function,
+        given,
+    )
     if needed:
         name, (line, reason) = needed[0]
         file_name = path.rsplit("/", 1)[-1]
-        more = f" (and {len(needed) - 1} more: " + ", ".join(f"`{n}`" for n, _ in needed[1:]) + ")" if len(
-            needed) > 1 else ""
-        raise ExtractError(f"`{name}` ({file_name}:{line}) {reason}: give it in [globals] or install the "
-                           f"package{more}")
+        more = (
+            f" (and {len(needed) - 1} more: "
+            + ", ".join(f"`{n}`" for n, _ in needed[1:])
+            + ")"
+            if len(needed) > 1
+            else ""
+        )
+        raise ExtractError(
+            f"`{name}` ({file_name}:{line}) {reason}: give it in [globals] or install the "
+            f"package{more}"
+        )
     return namespace, ran, digest.hexdigest(), peeled
 
 
@@ -206,11 +246,23 @@ def _peel(node, namespace, path, future):
     if not jit:
         return None
     for cut in range(1, jit[-1] + 1):
-        trimmed = ast.copy_location(type(node)(**{**{f: getattr(node, f) for f in node._fields},
-                                                  "decorator_list": decorators[cut:]}), node)
+        trimmed = ast.copy_location(
+            type(node)(
+                **{
+                    **{f: getattr(node, f) for f in node._fields},
+                    "decorator_list": decorators[cut:],
+                }
+            ),
+            node,
+        )
         try:
-            code = compile(ast.Module(body=[trimmed], type_ignores=[]), path, "exec", flags=future,
-                           dont_inherit=True)
+            code = compile(
+                ast.Module(body=[trimmed], type_ignores=[]),
+                path,
+                "exec",
+                flags=future,
+                dont_inherit=True,
+            )
             exec(code, namespace)
         except Exception:
             continue

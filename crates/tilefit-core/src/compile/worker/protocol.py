@@ -17,16 +17,9 @@ from the spec's example values (pointers 16-byte aligned unless the spec says ot
 shared-memory size is `metadata.shared`, the number Triton compares with the device's budget.
 """
 
-import base64
-import hashlib
-import importlib.util
 import json
 import os
-import platform
 import sys
-import time
-import traceback
-import types
 
 PROTOCOL = 1
 
@@ -45,6 +38,7 @@ PROTOCOL_OUT = None
 def read_request(line):
     """A request line, with a non-finite float (JSON has none) written as `{"float": "-inf"}`
     read back as the float."""
+
     def non_finite(obj):
         if len(obj) == 1 and isinstance(obj.get("float"), str):
             return float(obj["float"])

@@ -1,5 +1,15 @@
 # --- Stand-ins: torch without its import, tensors, compiler diagnostics, job errors ---------------
 
+import importlib.util
+import os
+import platform
+import sys
+import traceback
+import types
+
+from .protocol import PROTOCOL
+
+
 def _torch_stand_in():
     """Triton's HIP backend imports torch only to test `isinstance(arg, torch.Tensor)` while
     specializing pointers. tilefit's stand-in tensors answer `ptr_range()`, which the backend
@@ -20,13 +30,17 @@ def _torch_stand_in():
         HIPBackend.is_within_2gb = staticmethod(is_within_2gb)
     if importlib.util.find_spec("torch") is None:
         stand_in = types.ModuleType("torch")
-        stand_in.__doc__ = "tilefit stand-in: torch is not installed in this environment"
+        stand_in.__doc__ = (
+            "tilefit stand-in: torch is not installed in this environment"
+        )
         stand_in.Tensor = type("Tensor", (), {})
         sys.modules["torch"] = stand_in
 
 
 _SPECIALIZER_TORCH = types.ModuleType("torch")
-_SPECIALIZER_TORCH.__doc__ = "tilefit stand-in, seen only by Triton's native specializer"
+_SPECIALIZER_TORCH.__doc__ = (
+    "tilefit stand-in, seen only by Triton's native specializer"
+)
 _SPECIALIZER_TORCH.Tensor = type("Tensor", (), {})
 
 
@@ -60,6 +74,9 @@ try:
     IMPORT_ERROR = None
 except Exception as error:  # the handshake reports it; every job then fails with it
     IMPORT_ERROR = "".join(traceback.format_exception_only(type(error), error)).strip()
+    triton = tl = GPUTarget = ASTSource = make_backend = (
+        create_function_from_signature
+    ) = None
 
 
 class StandInTensor:
@@ -84,6 +101,7 @@ class CapturedDiagnostics:
 
     def __enter__(self):
         import tempfile
+
         sys.stderr.flush()
         self._file = tempfile.TemporaryFile(mode="w+b")
         self._saved = os.dup(2)
@@ -123,3 +141,15 @@ class JobError(Exception):
 
 
 _modules = {}
+
+
+def hello():
+    return {
+        "type": "hello",
+        "protocol": PROTOCOL,
+        "python": platform.python_version(),
+        "triton": None if IMPORT_ERROR else triton.__version__,
+        "backends": [] if IMPORT_ERROR else sorted(triton.backends.backends.keys()),
+        "import_error": IMPORT_ERROR,
+        "pid": os.getpid(),
+    }

@@ -1,0 +1,1 @@
+../../../python/tilefit/_jit.py
