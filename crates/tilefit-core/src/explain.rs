@@ -164,7 +164,7 @@ fn regex(pattern: &str) -> Regex {
 
 static OUT_OF_RESOURCE: LazyLock<Regex> = LazyLock::new(|| {
     regex(
-        r"(?i)out of resources?:\s*(shared memory|threads|tensor memory)\s*,\s*required:\s*([0-9][0-9,_]*)\s*,\s*hardware limit:\s*([0-9][0-9,_]*)",
+        r"(?i)out\s*of\s*resources?:\s*(shared memory|threads|tensor memory)\s*,\s*required:\s*([0-9][0-9,_]*)\s*,\s*hardware limit:\s*([0-9][0-9,_]*)",
     )
 });
 static AMD_LDS: LazyLock<Regex> = LazyLock::new(|| {

@@ -315,3 +315,25 @@ fn unrecognised_and_empty_messages_are_errors_not_guesses() {
             .contains("Required: 102400")
     );
 }
+
+/// The README's and the issues' short form, with the exception's class name run together
+/// (`OutOfResources: shared memory, ...`), reads as Triton's own message does.
+#[test]
+fn the_class_name_form_reads_as_the_message_does() {
+    let short =
+        parse_message("OutOfResources: shared memory, Required: 102400, Hardware limit: 101376")
+            .unwrap();
+    let long = parse_message(
+        "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 102400, Hardware limit: 101376",
+    )
+    .unwrap();
+    assert_eq!(short, long);
+    assert!(matches!(
+        short,
+        Finding::SharedMemory {
+            required: 102_400,
+            limit: 101_376,
+            ..
+        }
+    ));
+}

@@ -34,7 +34,11 @@ def warm(request):
     process, for every fork to inherit."""
     import tempfile
 
-    folder = tempfile.mkdtemp(prefix="tilefit-warm-")
+    # In the run's own Triton cache folder (its scratch), which tilefit removes however the run
+    # ends: a zygote killed mid-warm-up leaves nothing in the temp folder.
+    folder = tempfile.mkdtemp(
+        prefix="tilefit-warm-", dir=os.environ.get("TRITON_CACHE_DIR")
+    )
     path = os.path.join(folder, "tilefit_warm.py")
     with open(path, "w", encoding="utf-8") as file:
         file.write(WARM_SOURCE)
