@@ -20,9 +20,10 @@ use tilefit_core::run::fleet;
 use tilefit_core::run::probe::ProbeRun;
 use tilefit_core::run::toolchains::{self, Wanted, unsupported};
 
-use crate::cli::{CompileArgs, OutputArgs, ProbeArgs};
+use crate::cli::{CompileArgs, OutputArgs, ProbeArgs, Resources};
 use crate::progress::Progress;
 use crate::settings;
+use tilefit_core::judge::gate::Rule;
 
 /// What every compiling command runs with.
 pub struct Session {
@@ -179,10 +180,7 @@ impl ProbeMode {
             )
             .into());
         }
-        if let Some(dir) = &args.emit_files {
-            // Checked before any work: a link as the output folder is refused.
-            tilefit_core::write::prepare_dir(dir)?;
-        }
+        refused_with(args, shard.is_some())?;
         if args.emit_files.is_some()
             && (shard.is_some() || args.dump_jobs.is_some() || args.triton_from_files)
         {
@@ -233,12 +231,48 @@ impl ProbeMode {
                 return Ok(ProbeMode::Matrix(versions));
             }
         }
+        if let Some(dir) = &args.emit_files {
+            // Made only once every flag is accepted; a link as the output folder is refused.
+            tilefit_core::write::prepare_dir(dir)?;
+        }
         Ok(match (shard, &args.dump_jobs) {
             (Some(shard), _) => ProbeMode::Shard(shard),
             (None, Some(path)) => ProbeMode::DumpJobs(path.clone()),
             (None, None) => ProbeMode::Single,
         })
     }
+}
+
+/// Flags a probe cannot honour together, each refused with what to do instead: a shard draws no
+/// cliff map (the merge does), and `--fail-on spills` / `over-thread-limit` judge what only
+/// `--resources full` reads (without it the rule could never fire, and the gate would pass
+/// unjudged).
+fn refused_with(args: &ProbeArgs, sharded: bool) -> anyhow::Result<()> {
+    if sharded && args.output.html.is_some() {
+        return Err(Hinted::new(
+            "--shard: `--html` draws the whole run's cliff map",
+            "give `--html` to `tilefit merge` instead",
+        )
+        .into());
+    }
+    let needs_binaries = [Rule::Spills, Rule::OverThreadLimit];
+    if let Some(rule) = args
+        .output
+        .fail_on
+        .iter()
+        .find(|r| needs_binaries.contains(r))
+        && args.compile.resources != Resources::Full
+    {
+        return Err(Hinted::new(
+            format!(
+                "`--fail-on {}` judges what is read from each binary (registers, spills), which this run does not read",
+                rule.name()
+            ),
+            "add `--resources full`",
+        )
+        .into());
+    }
+    Ok(())
 }
 
 /// `--shard K/N` or `auto` (from the schedulers' variables); a shard needs `--json`.
