@@ -389,6 +389,14 @@ pub fn emit_specs(specs: &[(String, String)], dir: &std::path::Path) -> anyhow::
                 .is_some_and(|e| e == "toml")
         })
         .count();
+    if toml == 0 {
+        // Nothing was written, so no folder was made: say so instead of naming one.
+        crate::output::note(&format!(
+            "tilefit: --emit-spec: no probe spec to write (no launch was compiled), nothing written to {}",
+            dir.display()
+        ));
+        return Ok(());
+    }
     crate::output::note(&format!(
         "tilefit: wrote {toml} probe specs (per device, each kernel's captured configs) to {}",
         dir.display()

@@ -147,6 +147,11 @@ fn every_way_a_script_ends_has_its_exit_code_and_its_line() {
     );
     let mut hang = row("hang", 1, Some("timeout"), &["time limit"]);
     hang.extra = vec!["--script-timeout", "60"];
+    // Nothing launched, nothing to write: `--emit-spec` says so and makes no folder.
+    let unwritten = scratch("capture-fails-empty-specs").join("specs");
+    let unwritten_arg: &'static str = Box::leak(unwritten.display().to_string().into_boxed_str());
+    let mut empty = row("empty", 1, Some("empty"), &["nothing was launched"]);
+    empty.extra = vec!["--emit-spec", unwritten_arg];
     let table = vec![
         row("clean", 0, None, &[]),
         row(
@@ -169,7 +174,7 @@ fn every_way_a_script_ends_has_its_exit_code_and_its_line() {
         hang,
         row("grandchild", 0, None, &[]),
         row("flood", 0, None, &[]),
-        row("empty", 1, Some("empty"), &["nothing was launched"]),
+        empty,
         row("not-judged", 1, Some("not-judged"), &["cpu tensor"]),
         row("compile-error", 1, Some("compile-error"), &["arange"]),
     ];
@@ -188,6 +193,14 @@ fn every_way_a_script_ends_has_its_exit_code_and_its_line() {
     });
     for (row, (run, report, took)) in table.iter().zip(&results) {
         check(row, run, report, *took);
+        if row.mode == "empty" {
+            assert!(
+                run.stderr.contains("--emit-spec: no probe spec to write"),
+                "{}",
+                run.stderr
+            );
+            assert!(!unwritten.exists(), "an empty --emit-spec folder was made");
+        }
     }
 }
 
