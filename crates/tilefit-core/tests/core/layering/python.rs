@@ -88,8 +88,12 @@ pub fn upward_imports(files: &[(String, String)]) -> Vec<String> {
 }
 
 fn package() -> Vec<(String, String)> {
-    let dir = root().join("python/tilefit");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
+    modules(&root().join("python/tilefit"))
+}
+
+/// The `.py` files of `dir` as (module name, text), sorted.
+fn modules(dir: &Path) -> Vec<(String, String)> {
+    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
         .unwrap()
         .filter_map(|e| {
             let path = e.ok()?.path();
@@ -239,19 +243,7 @@ fn worker_upward(files: &[(String, String)]) -> Vec<String> {
 }
 
 fn worker() -> Vec<(String, String)> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(&dir)
-        .unwrap()
-        .filter_map(|e| {
-            let path = e.ok()?.path();
-            (path.extension()? == "py").then(|| {
-                let module = path.file_stem().unwrap().to_string_lossy().into_owned();
-                (module, std::fs::read_to_string(&path).unwrap())
-            })
-        })
-        .collect();
-    files.sort();
-    files
+    modules(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/compile/worker"))
 }
 
 #[test]
