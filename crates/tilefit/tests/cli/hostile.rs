@@ -561,37 +561,6 @@ fn options_are_checked_before_any_work() {
         assert!(run.stderr.contains(expect), "{}", run.stderr);
     }
 
-    // Flags that cannot be honoured together are refused before any work, and a refused
-    // `--emit-files` folder is not made.
-    let (json, html, files) = (dir.join("s.json"), dir.join("h.html"), dir.join("files"));
-    let (json, html, files) = (
-        json.to_str().unwrap(),
-        html.to_str().unwrap(),
-        files.to_str().unwrap(),
-    );
-    for (args, expect) in [
-        (
-            &["--shard", "1/2", "--json", json, "--html", html][..],
-            "`--html` draws the whole run's cliff map",
-        ),
-        (&["--fail-on", "spills"][..], "add `--resources full`"),
-        (
-            &["--fail-on", "over-thread-limit"][..],
-            "`--fail-on over-thread-limit` judges",
-        ),
-        (
-            &["--shard", "1/2", "--json", json, "--emit-files", files][..],
-            "`--emit-files` needs the whole run",
-        ),
-    ] {
-        let run = no_python(args);
-        assert_eq!(run.code, 2, "{args:?}: {}", run.stderr);
-        assert!(run.stderr.contains(expect), "{args:?}: {}", run.stderr);
-    }
-    for written in [json, html, files] {
-        assert!(!Path::new(written).exists(), "{written} was made");
-    }
-
     // `--triton` that the given interpreter does not have: an error, not a run of another one.
     let py = python().to_str().unwrap();
     let run = no_python(&["--python", py, "--triton", "3.5.1"]);

@@ -10,6 +10,7 @@ mod extract;
 mod faults;
 mod field;
 mod fix_files;
+mod flags;
 mod github;
 mod hostile;
 mod hostile_files;
