@@ -42,6 +42,5 @@ pub use pool::{Pool, WorkerStart, WorkersUsed};
 pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
     ChildExit, ErrorKind, Hello, Passed, Reply, ReplyBody, ReplyError, SourceLocation, Timings,
-    WORKER_SCRIPT,
 };
 pub use run::{Compiled, Event, Scratch, Settings, compile_all, complete, needs_workers, pool_for};

@@ -20,9 +20,6 @@ macro_rules! worker_package {
         /// `tilefit` package's own, linked there).
         pub const WORKER_PACKAGE: &[(&str, &str)] =
             &[$(($module, include_str!(concat!("worker/", $module)))),*];
-        /// The whole package as one text, in that order: what a cached result's worker digest is
-        /// taken over.
-        pub const WORKER_SCRIPT: &str = concat!($(include_str!(concat!("worker/", $module))),*);
     };
 }
 
@@ -39,6 +36,17 @@ worker_package!(
     "zygote.py",
     "serve.py",
 );
+
+/// The digest a cached result's key takes of the embedded worker: SHA-256 over its modules'
+/// texts, in [`WORKER_PACKAGE`]'s order (the digest of the package as one text).
+pub fn worker_package_digest() -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    for (_, text) in WORKER_PACKAGE {
+        hasher.update(text.as_bytes());
+    }
+    crate::digest::hex(&hasher.finalize())
+}
 
 /// The worker's entry: the package's folder (the first argument) first on `sys.path`, then the
 /// serve loop. Run with `python -I -B -u -c`.
@@ -359,8 +367,15 @@ mod tests {
             .unwrap()
             .1;
         assert_eq!(std::fs::read_to_string(shared).unwrap(), jit);
-        let whole: String = WORKER_PACKAGE.iter().map(|(_, t)| *t).collect();
-        assert_eq!(WORKER_SCRIPT, whole);
+        // The cache key's digest is the folder's modules, as one text in the package's order.
+        let whole: String = WORKER_PACKAGE
+            .iter()
+            .map(|(name, _)| std::fs::read_to_string(dir.join(name)).unwrap())
+            .collect();
+        assert_eq!(
+            worker_package_digest(),
+            crate::digest::sha256(whole.as_bytes())
+        );
     }
 
     /// Written twice over itself, the package stays whole and leaves no staged file.

@@ -12,7 +12,7 @@ use super::cache::{Lookup, ResultCache};
 use super::outcome::CompileOutcome;
 use super::pool::{Pool, WorkerStart, WorkersUsed};
 use super::process::WorkerCommand;
-use super::protocol::WORKER_SCRIPT;
+use super::protocol::worker_package_digest;
 use super::toolchain::Toolchain;
 use crate::digest::sha256;
 use crate::plan::Job;
@@ -61,7 +61,7 @@ impl Settings {
     pub fn worker_digest(&self) -> std::io::Result<String> {
         Ok(match &self.worker_script {
             Some(script) => sha256(&std::fs::read(script)?),
-            None => sha256(WORKER_SCRIPT.as_bytes()),
+            None => worker_package_digest(),
         })
     }
 }
