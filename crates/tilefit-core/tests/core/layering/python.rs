@@ -157,23 +157,12 @@ fn a_planted_upward_import_is_caught_with_its_line() {
 #[test]
 fn the_map_lists_the_python_layers_the_test_keeps() {
     let map = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
-    let start = map
-        .find("| layer | Python modules | owns |")
-        .expect("ARCHITECTURE.md has the Python layer table");
-    let documented: Vec<Vec<String>> = map[start..]
-        .lines()
-        .skip(2)
-        .take_while(|line| line.starts_with('|'))
-        .map(|row| {
-            let modules = row.split('|').nth(2).unwrap_or_default();
-            modules
-                .split('`')
-                .skip(1)
-                .step_by(2)
-                .map(str::to_owned)
-                .collect()
-        })
-        .collect();
+    let header = "| layer | Python modules | owns |";
+    assert!(
+        map.contains(header),
+        "ARCHITECTURE.md has the Python layer table"
+    );
+    let documented = super::documented_layers(&map, header);
     let kept: Vec<Vec<String>> = PYTHON_LAYERS
         .iter()
         .map(|l| l.iter().map(|m| (*m).to_owned()).collect())
