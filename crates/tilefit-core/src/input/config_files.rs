@@ -210,11 +210,7 @@ fn read_one(
     table: &DeviceTable,
     problems: &mut Vec<FileProblem>,
 ) -> Result<ConfigFile, FileProblem> {
-    let problem = |problem: String| FileProblem {
-        path: path.to_path_buf(),
-        problem,
-        entry: None,
-    };
+    let problem = |problem: String| FileProblem::whole(path, problem);
     let size = std::fs::symlink_metadata(path)
         .map_err(|e| problem(format!("cannot be read: {e}")))?
         .len();
@@ -247,11 +243,7 @@ pub fn from_text(
     table: &DeviceTable,
     problems: &mut Vec<FileProblem>,
 ) -> Result<ConfigFile, FileProblem> {
-    let problem = |problem: String| FileProblem {
-        path: path.to_path_buf(),
-        problem,
-        entry: None,
-    };
+    let problem = |problem: String| FileProblem::whole(path, problem);
     let json = json_text::python_loads(text).map_err(|why| {
         problem(if text.starts_with('\u{feff}') {
             format!("{why}: the engine cannot load it either, so no device gets these configs; save it without the mark")
@@ -358,11 +350,10 @@ pub fn read(
         // A name no engine writes, and no report may carry: one line, no escapes.
         let relative = path.strip_prefix(&root).unwrap_or(&path).to_string_lossy();
         if relative.chars().any(crate::escape::is_unsafe) {
-            problems.push(FileProblem {
-                path: path.clone(),
-                problem: "its name holds a control character (a newline, an escape, a bidirectional override), which no engine's config file name has; rename it".to_owned(),
-                entry: None,
-            });
+            problems.push(FileProblem::whole(
+                path.clone(),
+                "its name holds a control character (a newline, an escape, a bidirectional override), which no engine's config file name has; rename it",
+            ));
             continue;
         }
         match read_one(&path, &root, table, &mut problems) {
@@ -378,11 +369,10 @@ pub fn read(
         }
     }
     if interrupted {
-        problems.push(FileProblem {
-            path: root.clone(),
-            problem: "the run was interrupted while this folder was read: files after those listed were not read".to_owned(),
-            entry: None,
-        });
+        problems.push(FileProblem::whole(
+            root.clone(),
+            "the run was interrupted while this folder was read: files after those listed were not read",
+        ));
         if files.is_empty() {
             return Err(ConfigFilesError::Interrupted(root.display().to_string()));
         }

@@ -21,6 +21,15 @@ pub struct FileProblem {
 }
 
 impl FileProblem {
+    /// A problem of the whole file (or folder) at `path`, not of one entry.
+    pub fn whole(path: impl Into<PathBuf>, problem: impl Into<String>) -> FileProblem {
+        FileProblem {
+            path: path.into(),
+            problem: problem.into(),
+            entry: None,
+        }
+    }
+
     /// The file's name (the path's last part), as lines and findings name it.
     pub fn file_name(&self) -> String {
         self.path.file_name().map_or_else(
@@ -176,11 +185,7 @@ fn walk(
     entries.sort_by_key(std::fs::DirEntry::file_name);
     // The entry's own type: a link is a link, never what it points at.
     let kind = |entry: &std::fs::DirEntry| entry.file_type().ok();
-    let refused = |path: PathBuf| FileProblem {
-        path,
-        problem: LINK_REFUSED.to_owned(),
-        entry: None,
-    };
+    let refused = |path: PathBuf| FileProblem::whole(path, LINK_REFUSED);
     if first == "**" {
         // Zero folders, then each sub-folder with `**` still in front.
         walk(folder, rest_after, walked, visited, cancel);
@@ -212,12 +217,12 @@ fn walk(
         match kind(&entry) {
             Some(t) if t.is_symlink() => walked.refused.push(refused(path)),
             Some(t) if rest_after.is_empty() && t.is_file() => walked.files.push(path),
-            Some(t) if rest_after.is_empty() && !t.is_dir() => walked.refused.push(FileProblem {
-                path,
-                problem: "is not a regular file (a FIFO, a socket or a device): it is not read"
-                    .to_owned(),
-                entry: None,
-            }),
+            Some(t) if rest_after.is_empty() && !t.is_dir() => {
+                walked.refused.push(FileProblem::whole(
+                    path,
+                    "is not a regular file (a FIFO, a socket or a device): it is not read",
+                ));
+            }
             Some(t) if !rest_after.is_empty() && t.is_dir() => {
                 walk(&path, rest_after, walked, visited, cancel);
             }
