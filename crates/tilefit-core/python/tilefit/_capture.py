@@ -329,6 +329,8 @@ def _globals(jit):
 
 
 def _grid(grid, bound):
+    if grid is None:
+        return None
     if callable(grid):
         grid = grid(bound)
     if isinstance(grid, int):

@@ -44,7 +44,7 @@ def main(argv):
             file=sys.stderr,
         )
         return 3
-    from tilefit import _capture, _emulation, _system
+    from tilefit import _capture, _emulation, _inductor, _system
 
     emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
@@ -58,6 +58,7 @@ def main(argv):
     os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
+    _inductor.install(recorder, emulation)
     recorder.begin_call(module or os.path.basename(script))
     code = 0
     if module:

@@ -190,10 +190,18 @@ class _DeviceContext:
         return False
 
 
+#: Parts of torch that compile for the device they ask about (Dynamo and Inductor): they get the
+#: emulated answers, as the user's code does.
+_EMULATED_FOR = ("torch._dynamo", "torch._inductor")
+
+
 def _from_torch():
-    """Whether the caller of the patched function is torch itself (which keeps the real answer)."""
+    """Whether the caller of the patched function is torch itself (which keeps the real answer),
+    apart from the compilers that choose kernels for the device."""
     frame = sys._getframe(2)
     name = frame.f_globals.get("__name__", "") if frame else ""
+    if name.startswith(_EMULATED_FOR):
+        return False
     return name == "torch" or name.startswith("torch.")
 
 
@@ -364,6 +372,29 @@ class _DeviceUtils:
             },
         )
 
+    def load_binary(self, _name, _kernel, _shared, _device):
+        """A compiled kernel's load: nothing is loaded, and nothing judged here. The shared-memory
+        check against the device's budget has run (``CompiledKernel._init_handles``, before the
+        load); registers and the thread limit come from tilefit's own compile of the launch
+        (``--resources full``), so the load reports them unknown: no register count, no spill
+        count, and the block size the device allows at most."""
+        threads = self._device.get("max_threads_per_block")
+        if threads is None:
+            raise EmulationGap("the device's threads per block")
+        return None, None, None, None, threads
+
+
+class _NoLaunch:
+    """A compiled kernel's launcher under emulation: a call is a gap, never a silent no-op."""
+
+    def __init__(self, _src, metadata):
+        self.metadata = metadata
+
+    def __call__(self, *args, **kwargs):
+        raise EmulationGap(
+            "a launch of an already compiled kernel (`CompiledKernel.run`)"
+        )
+
 
 class _TableDict(dict):
     """A dict whose missing table values raise :class:`EmulationGap` when read."""
@@ -400,6 +431,7 @@ class EmulatedDriver:
                 "cuda", device["major"] * 10 + device["minor"], device["warp_size"]
             )
         self.utils = _DeviceUtils(device)
+        self.launcher_cls = _NoLaunch
 
     def is_active(self):
         return True

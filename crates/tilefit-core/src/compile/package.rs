@@ -40,6 +40,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../python/tilefit/_errors.py"),
     ),
     ("_fit.py", include_str!("../../python/tilefit/_fit.py")),
+    (
+        "_inductor.py",
+        include_str!("../../python/tilefit/_inductor.py"),
+    ),
     ("_jit.py", include_str!("../../python/tilefit/_jit.py")),
     ("_prune.py", include_str!("../../python/tilefit/_prune.py")),
     ("_scope.py", include_str!("../../python/tilefit/_scope.py")),

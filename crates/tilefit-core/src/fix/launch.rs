@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::files::{Candidate, candidates_over, launch_tile_keys};
+use crate::input::capture::InductorKernel;
 use crate::model::capture::{FixChoice, LaunchFix};
 use crate::plan::capture::Compile;
 
@@ -70,6 +71,7 @@ fn words(config: &BTreeMap<String, Value>) -> String {
 /// fit): the first [`MAX_FITS`] that fit, and what to pass; when none fits, says so.
 pub fn fix_of(
     autotuned: Option<&[String]>,
+    inductor: Option<&InductorKernel>,
     candidates: &[(Candidate, Compile)],
     fits: &[Option<u64>],
 ) -> Option<LaunchFix> {
@@ -101,7 +103,9 @@ pub fn fix_of(
             ),
         });
     };
-    let pass = if let Some(keys) = autotuned {
+    let pass = if let Some(inductor) = inductor {
+        inductor_pass(inductor, first_candidate)
+    } else if let Some(keys) = autotuned {
         // What a list entry sets (not what a heuristic computes), as Python.
         let kwargs: Vec<String> = first_compile
             .constexprs
@@ -120,19 +124,43 @@ pub fn fix_of(
             options.join(", ")
         )
     } else {
-        let changed: Vec<String> = first_candidate
-            .entry
-            .iter()
-            .filter(|(k, v)| {
-                first_candidate
-                    .changes
-                    .iter()
-                    .any(|c| c.starts_with(&format!("{k} ")))
-                    && !v.is_null()
-            })
+        let changed: Vec<String> = changed(first_candidate)
             .map(|(k, v)| format!("{k}={v}"))
             .collect();
         format!("pass {} at the launch", changed.join(", "))
     };
     Some(LaunchFix { fits: chosen, pass })
+}
+
+/// The entries a candidate changes (not the ones it keeps).
+fn changed(candidate: &Candidate) -> impl Iterator<Item = (&String, &Value)> {
+    candidate.entry.iter().filter(|(k, v)| {
+        candidate
+            .changes
+            .iter()
+            .any(|c| c.starts_with(&format!("{k} ")))
+            && !v.is_null()
+    })
+}
+
+/// The way out of a kernel `torch.compile` generated, in its own terms: flex attention's
+/// template takes its config from `kernel_options` (`BLOCK_M`, `BLOCK_N`, `num_stages`,
+/// `num_warps`); the configs of other generated kernels are Inductor's choice for the device,
+/// with no option at the call.
+fn inductor_pass(inductor: &InductorKernel, candidate: &Candidate) -> String {
+    let options: Vec<String> = changed(candidate)
+        .map(|(k, v)| format!("{}: {}", python(&Value::from(k.clone())), python(v)))
+        .collect();
+    if inductor.kind == "template" && inductor.kernel.contains("flex_attention") {
+        format!(
+            "pass kernel_options={{{}}} to flex_attention",
+            options.join(", ")
+        )
+    } else {
+        format!(
+            "torch.compile chose this {} kernel's config for the device; no option at the call sets it (the nearest that fits: {})",
+            inductor.kind,
+            options.join(", ")
+        )
+    }
 }

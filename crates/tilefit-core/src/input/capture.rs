@@ -142,6 +142,35 @@ pub struct Frame {
     pub function: String,
 }
 
+/// A kernel `torch.compile` generated: Inductor's name for it, what made its configs, and its
+/// generated source file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct InductorKernel {
+    /// Inductor's kernel name (`triton_poi_fused_...`, `triton_tem_fused_...`).
+    pub kernel: String,
+    /// What chose its configs: `pointwise`, `reduction`, `persistent-reduction` (heuristics
+    /// for the device), `template` (a template's table for the device), ...
+    pub kind: String,
+    /// The generated module (under the run's Inductor cache).
+    pub source: String,
+    /// On the emulated device Inductor's own fit check left none of its configs: the compile
+    /// fails there with this error (`No valid triton configs. OutOfResources: ...`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub no_valid_configs: Option<String>,
+}
+
+/// A launch's Inductor part: the kernel, and the bytes Inductor's own compile of this config
+/// for the emulated arch reported (a cross-check of tilefit's compile).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct InductorLaunch {
+    /// The kernel.
+    #[serde(flatten)]
+    pub kernel: InductorKernel,
+    /// `metadata.shared` of Inductor's compile of this config, when it compiled.
+    #[serde(default)]
+    pub shared: Option<u64>,
+}
+
 /// One launch.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 pub struct Launch {
@@ -180,6 +209,9 @@ pub struct Launch {
     /// Why the launch cannot be compiled from its values.
     #[serde(default)]
     pub unsupported: Option<String>,
+    /// A kernel `torch.compile` generated: Inductor's part.
+    #[serde(default)]
+    pub inductor: Option<InductorLaunch>,
 }
 
 /// A call stopped where its host code needed what emulation lacks.

@@ -11,7 +11,7 @@ use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
 use crate::input::capture::{
-    CapturedArg, CapturedKernel, Frame, ScriptError, Site, Stopped, TestOutcome,
+    CapturedArg, CapturedKernel, Frame, InductorKernel, ScriptError, Site, Stopped, TestOutcome,
 };
 
 /// The report's schema version.
@@ -186,6 +186,10 @@ pub struct LaunchReport {
     /// For a launch that crashes the engine: the nearest configs that fit on this device.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<LaunchFix>,
+    /// A kernel `torch.compile` generated: Inductor's name for it, what chose its configs and
+    /// its generated source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inductor: Option<InductorKernel>,
 }
 
 /// The way out of a launch over budget: the nearest configs that fit on its device, compiled
@@ -276,4 +280,8 @@ pub struct CompileReport {
     /// Why it was not compiled (the spec it makes was refused).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// For a kernel `torch.compile` generated: the bytes Inductor's own compile of this config
+    /// for the emulated arch reported, beside tilefit's (they agree; a test holds them to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inductor_shared: Option<u64>,
 }

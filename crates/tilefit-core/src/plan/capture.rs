@@ -8,7 +8,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use crate::input::capture::{CapturedArg, CapturedKernel, Frame, Launch, Records, Site};
+use crate::input::capture::{
+    CapturedArg, CapturedKernel, Frame, InductorKernel, Launch, Records, Site,
+};
 use crate::input::spec::{KernelDocument, SpecDocument, TargetsDocument};
 
 /// One distinct compile: what decides the compiled kernel.
@@ -24,6 +26,9 @@ pub struct Compile {
     pub options: BTreeMap<String, Value>,
     /// Module-level values the kernel reads.
     pub globals: BTreeMap<String, Value>,
+    /// For a kernel `torch.compile` generated: the bytes Inductor's own compile for the emulated
+    /// arch reported (not part of the compile's identity).
+    pub inductor_shared: Option<u64>,
 }
 
 /// One launch of the host code: a fixed config, or an autotuned launch with every config the
@@ -48,6 +53,8 @@ pub struct PlannedLaunch {
     pub grid: Option<Vec<u64>>,
     /// Why it cannot be compiled, when it cannot.
     pub unsupported: Option<String>,
+    /// A kernel `torch.compile` generated: Inductor's part.
+    pub inductor: Option<InductorKernel>,
 }
 
 /// One target's launches, planned.
@@ -73,6 +80,7 @@ fn compile_of(launch: &Launch) -> Compile {
         constexprs: launch.constexprs.clone(),
         options: launch.options.clone(),
         globals: launch.globals.clone(),
+        inductor_shared: launch.inductor.as_ref().and_then(|i| i.shared),
     }
 }
 
@@ -165,6 +173,7 @@ pub fn plan(records: &Records) -> Planned {
             compiles: compile.into_iter().collect(),
             grid: launch.grid.clone(),
             unsupported: why,
+            inductor: launch.inductor.as_ref().map(|i| i.kernel.clone()),
         };
         planned.launches.push((entry, 1));
     }

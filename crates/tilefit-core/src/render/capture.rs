@@ -190,6 +190,28 @@ fn heading(target: &TargetCapture) -> String {
     )
 }
 
+/// For a crashing kernel `torch.compile` generated: which kernel, and how its compile fails.
+fn inductor_note(launch: &LaunchReport, out: &mut String, prefix: &str) {
+    let (Some(inductor), true) = (&launch.inductor, launch.verdict.crashes()) else {
+        return;
+    };
+    let fails = inductor.no_valid_configs.as_deref().map_or_else(
+        || "torch.compile fails here".to_owned(),
+        |why| format!("torch.compile fails here with {why}"),
+    );
+    // The module's name (the run's Inductor cache is gone; its text is in the JSON report's
+    // scopes).
+    let module = inductor.source.rsplit('/').next().unwrap_or_default();
+    let _ = writeln!(
+        out,
+        "{prefix}{} is torch.compile's {} kernel (generated module {}): {}",
+        control(&inductor.kernel),
+        control(&inductor.kind),
+        control(module),
+        control(&fails)
+    );
+}
+
 fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     if !target.tests.is_empty() {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -205,6 +227,7 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
         );
     }
     for launch in &target.launches {
+        inductor_note(launch, out, prefix);
         let Some(fix) = &launch.fix else { continue };
         let fits: Vec<String> = fix
             .fits

@@ -26,6 +26,7 @@ pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit:
                 constexprs: c.constexprs.clone(),
                 options: c.options.clone(),
                 globals: c.globals.clone(),
+                inductor_shared: c.inductor_shared,
             })
             .collect();
         for group in spec_groups(&compiles) {

@@ -14,6 +14,7 @@ mod flags;
 mod github;
 mod hostile;
 mod hostile_files;
+mod inductor;
 mod listed;
 mod live;
 mod one_pipeline;

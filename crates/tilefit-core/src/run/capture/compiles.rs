@@ -36,6 +36,7 @@ fn compile_all(
             globals: compile.globals.clone(),
             result: None,
             error: None,
+            inductor_shared: compile.inductor_shared,
         })
         .collect();
     let mut specs = Vec::new();
@@ -140,6 +141,7 @@ pub(super) fn judge_target(
                 ),
                 unsupported: launch.unsupported.clone(),
                 fix: None,
+                inductor: launch.inductor.clone(),
             }
         })
         .collect();
@@ -177,6 +179,7 @@ fn fix_launches(
             constexprs: base.constexprs.clone(),
             options: base.options.clone(),
             globals: base.globals.clone(),
+            inductor_shared: None,
         };
         wanted.push((at, crate::fix::launch::candidates(&compile, &backend)));
     }
@@ -205,6 +208,11 @@ fn fix_launches(
             .autotune
             .as_ref()
             .map(|a| a.keys.as_slice());
-        report.launches[at].fix = crate::fix::launch::fix_of(autotuned, &candidates, &bytes);
+        report.launches[at].fix = crate::fix::launch::fix_of(
+            autotuned,
+            report.launches[at].inductor.as_ref(),
+            &candidates,
+            &bytes,
+        );
     }
 }

@@ -51,10 +51,15 @@ pub(super) fn run_target(
         .args(run.args)
         .env("PYTHONPATH", python_path)
         .env("PYTHONUNBUFFERED", "1")
-        // Triton's and Inductor's caches stay in the scratch: nothing is compiled for a device,
-        // but imports look, and torch's Inductor makes its folder in the user's temp otherwise.
+        // Triton's and Inductor's caches stay in the scratch (torch's Inductor makes its folder
+        // in the user's temp otherwise). Inductor's is the target's own: it compiles
+        // `torch.compile`d code for the emulated device, and a graph it cached for one target is
+        // not another's.
         .env("TRITON_CACHE_DIR", scratch.join("triton-cache"))
-        .env("TORCHINDUCTOR_CACHE_DIR", scratch.join("inductor-cache"));
+        .env(
+            "TORCHINDUCTOR_CACHE_DIR",
+            scratch.join(format!("inductor-cache-{index}")),
+        );
     let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
         on_output(&device.key, stream, line);
     });

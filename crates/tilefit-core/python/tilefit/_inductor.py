@@ -1,0 +1,317 @@
+"""``torch.compile`` under capture: Inductor's generated kernels recorded per emulated device.
+
+Inductor writes a Triton kernel per fused op, wraps it in a ``CachingAutotuner`` with the configs
+its heuristics (or a template's table) chose *for the device it asks about*, compiles each config
+for that device's arch, and drops the ones that do not fit (``_init_handles`` against the device's
+``max_shared_mem``); with none left it raises ``No valid triton configs``. Under capture every
+``CachingAutotuner`` launch is recorded like an autotuned launch: each of its configs is a
+candidate, with the launch's own argument values, so tilefit compiles and judges each one for the
+target ("k of n fit" apart from "no choice fits"). The bytes Inductor's own compile reported for
+the emulated arch ride along in each record (``inductor.shared``) as a cross-check.
+
+What torch's internals need to run without a driver is patched as the modules are imported (none
+of them is imported by ``import torch``), so a script that never compiles pays nothing:
+
+- ``torch._dynamo.device_interface``: the device guard's exchange answers device 0;
+- ``torch._inductor.config``: the static launcher (which ``dlopen``s libcuda) off, compiles in
+  this process (a subprocess pool would not inherit the emulation), the cache in the run's scratch;
+- ``torch._inductor.runtime.triton_helpers``: ``set_driver_to_gpu`` keeps the emulated driver;
+- ``torch._inductor.runtime.triton_heuristics``: ``CachingAutotuner`` keeps its configs, records
+  instead of launching, and a kernel with no fitting config is recorded, not raised.
+
+Tested with torch 2.11; another version gets a warning on stderr (``TESTED_TORCH``).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import sys
+
+from tilefit import _capture
+
+#: torch releases (major.minor) whose Inductor this module was run against.
+TESTED_TORCH = ("2.11",)
+
+
+def _device_interface(module, _recorder, _emulation_):
+    cuda = module.CudaInterface
+    cuda.exchange_device = staticmethod(lambda device: 0)
+    cuda.maybe_exchange_device = staticmethod(lambda device: 0)
+
+
+def _config(module, _recorder, _emulation_):
+    module.use_static_cuda_launcher = False
+    module.compile_threads = 1
+
+
+def _helpers(module, _recorder, _emulation_):
+    module.set_driver_to_gpu = lambda: None
+
+
+def _joint_graph(module, _recorder, _emulation_):
+    folder = module.UniformValueConstantFolder
+    run = folder.run
+
+    def run_(self, *args, **kwargs):
+        # The pass computes one-element stand-ins of the graph's constants on their device,
+        # outside any fake mode, to find uniform values; the values are the device's own on the
+        # host, so it computes them there.
+        with _OnHost():
+            return run(self, *args, **kwargs)
+
+    folder.run = run_
+
+
+def _on_host_mode():
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class OnHost(TorchDispatchMode):
+        """Tensors the graph makes on the GPU are made on the host instead."""
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            import torch
+
+            kwargs = dict(kwargs or {})
+            device = kwargs.get("device")
+            if device is not None and torch.device(device).type != "cpu":
+                kwargs["device"] = torch.device("cpu")
+            return func(*args, **kwargs)
+
+    return OnHost()
+
+
+class _OnHost:
+    def __enter__(self):
+        self._mode = _on_host_mode()
+        return self._mode.__enter__()
+
+    def __exit__(self, *exc):
+        return self._mode.__exit__(*exc)
+
+
+def _heuristics(module, recorder, emulation):
+    tuner = module.CachingAutotuner
+    init, precompile = tuner.__init__, tuner.precompile
+
+    def __init__(self, *args, **kwargs):
+        init(self, *args, **kwargs)
+        # Inductor drops `configs` once compiled: the list it chose is what gets judged.
+        self._tilefit_configs = list(self.configs or [])
+        self._tilefit_shared = {}
+        self._tilefit_no_valid = None
+
+    def precompile_(self, *args, **kwargs):
+        try:
+            precompile(self, *args, **kwargs)
+        except RuntimeError as error:
+            # On the device, the compile fails here; under capture the kernel's configs are still
+            # recorded at its launch (each judged: none fits), and the script goes on.
+            if "No valid triton configs" not in str(error):
+                raise
+            self._tilefit_no_valid = f"{type(error).__name__}: {error}"
+            self.launchers = []
+        for result in getattr(self, "compile_results", None) or []:
+            kernel = getattr(result, "kernel", None)
+            shared = getattr(getattr(kernel, "metadata", None), "shared", None)
+            if shared is not None:
+                self._tilefit_shared[id(result.config)] = shared
+
+    def run(self, *args, stream=None, benchmark_run=False, **kwargs):
+        _record(recorder, emulation, self, args, kwargs)
+
+    tuner.__init__ = __init__
+    tuner.precompile = precompile_
+    tuner.run = run
+
+
+def _kind(autotuner):
+    meta = getattr(autotuner, "inductor_meta", None) or {}
+    heuristic = getattr(getattr(autotuner, "heuristic_type", None), "name", None)
+    if meta.get("persistent_reduction"):
+        return "persistent-reduction"
+    return (heuristic or "unknown").lower().replace("_", "-")
+
+
+def _record(recorder, emulation, autotuner, args, kwargs):
+    """Record one launch of an Inductor kernel: each config it would try, as candidates of one
+    group (one config: the fixed launch)."""
+    configs = autotuner._tilefit_configs
+    recorder._next_group += 1
+    group = {
+        "id": recorder._next_group,
+        "caller": _capture._user_frame(sys._getframe(2)),
+        "chain": _capture._chain(sys._getframe(2)),
+    }
+    several = len(configs) > 1
+    recorder._group.append(group)
+    start = len(recorder.launches)
+    if several:
+        recorder._benchmarking += 1
+    try:
+        for config in configs:
+            # What Inductor's compile passes (`_create_compile_options`): the config's warps
+            # and stages; num_ctas and maxnreg stay Triton's defaults there.
+            options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
+            kernel_args, grid = _args_grid(autotuner, args, config)
+            _capture.capture_run(
+                recorder,
+                emulation,
+                autotuner.fn,
+                kernel_args,
+                {**kwargs, **config.kwargs, **options},
+                grid,
+                False,
+            )
+    finally:
+        if several:
+            recorder._benchmarking -= 1
+        recorder._group.pop()
+    meta = getattr(autotuner, "inductor_meta", None) or {}
+    keys = sorted({str(k) for c in configs for k in (c.kwargs or {})})
+    for config, record in zip(configs, recorder.launches[start:]):
+        if several:
+            record["autotune"] = {
+                "group": group["id"],
+                "role": "candidate",
+                "configs": len(configs),
+                "tried": len(configs),
+                "keys": keys,
+            }
+        else:
+            # One config (a template's table entry, a heuristic's one choice): a fixed launch.
+            record.pop("autotune", None)
+        record["inductor"] = {
+            "kernel": meta.get("kernel_name") or autotuner.fn.__name__,
+            "kind": _kind(autotuner),
+            "source": autotuner.fn.fn.__code__.co_filename,
+            "shared": autotuner._tilefit_shared.get(id(config)),
+            "no_valid_configs": autotuner._tilefit_no_valid,
+        }
+
+
+def _args_grid(autotuner, args, config):
+    """The kernel's own arguments (a template's launch passes its grid after them) and the grid
+    Inductor computes for ``config`` (None where it cannot say)."""
+    meta = getattr(autotuner, "inductor_meta", None) or {}
+    extra = list(meta.get("extra_launcher_args", ()))
+    kernel_args = args[: -len(extra)] if extra else args
+    try:
+        _args, grid = autotuner._interpret_args_grid(args, config)
+    except ImportError:
+        # Its signature filter imports Triton's interpreter, which needs numpy (not a torch
+        # dependency): the same filter, without it.
+        grid = _grid_without_interpreter(autotuner, args, config, meta, extra)
+    except Exception:  # noqa: BLE001 (a grid Inductor cannot say is not a reason to lose the launch)
+        grid = None
+    try:
+        return kernel_args, None if grid is None else [int(g) for g in grid]
+    except (TypeError, ValueError):
+        return kernel_args, None
+
+
+def _grid_without_interpreter(autotuner, args, config, meta, extra):
+    from torch._inductor.runtime.triton_heuristics import GridExpr, get_constexprs
+
+    constexprs = set(get_constexprs(autotuner.fn))
+    names = [
+        name
+        for i, name in enumerate(autotuner.triton_meta["signature"])
+        if i not in constexprs
+    ]
+    try:
+        expr = GridExpr.from_meta(meta, config, mode=autotuner.grid_mode)
+        return expr.eval_slow(dict(zip([*names, *extra], args)))
+    except Exception:  # noqa: BLE001 (as above)
+        return None
+
+
+#: Module name -> the patch applied once it is imported.
+_PATCHES = {
+    "torch._dynamo.device_interface": _device_interface,
+    "torch._inductor.config": _config,
+    "torch._inductor.fx_passes.joint_graph": _joint_graph,
+    "torch._inductor.runtime.triton_helpers": _helpers,
+    "torch._inductor.runtime.triton_heuristics": _heuristics,
+}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, real, patch):
+        self._real = real
+        self._patch = patch
+
+    def create_module(self, spec):
+        return self._real.create_module(spec)
+
+    def exec_module(self, module):
+        self._real.exec_module(module)
+        self._patch(module)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def __init__(self, recorder, emulation):
+        self._recorder = recorder
+        self._emulation = emulation
+
+    def find_spec(self, fullname, path, target=None):
+        patch = _PATCHES.get(fullname)
+        if patch is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None and spec.loader is not None:
+                spec.loader = _PatchingLoader(
+                    spec.loader,
+                    lambda m: patch(m, self._recorder, self._emulation),
+                )
+                return spec
+        return None
+
+
+def _patch_torch_cuda():
+    """What Dynamo's front door and the generated modules ask the driver for."""
+    import torch
+
+    def rng_state(device="cuda"):
+        return torch.zeros(16, dtype=torch.uint8, device="cpu")
+
+    cuda = torch.cuda
+    cuda.get_rng_state = rng_state
+    cuda.set_rng_state = lambda new_state, device="cuda": None
+    cuda.get_rng_state_all = lambda: [rng_state()]
+    cuda.set_rng_state_all = lambda states: None
+    cuda._exchange_device = lambda device: 0
+    cuda._maybe_exchange_device = lambda device: 0
+    guards = torch._C._dynamo.guards
+    guards._empty_strided_cuda = lambda size, stride, dtype, *args, **kwargs: (
+        torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+    )
+    # A view made in C++ from a FakeTensor's storage comes out on the meta device: make it
+    # through the dispatcher, as the C++ helper does on a device.
+    guards._reinterpret_tensor = lambda tensor, size, stride, offset=0: (
+        tensor.as_strided(size, stride, tensor.storage_offset() + offset)
+    )
+    torch._C._cuda_getCurrentRawStream = lambda device: 0
+
+
+def install(recorder, emulation):
+    """Record Inductor's kernels into ``recorder`` under ``emulation``, from the first
+    ``torch.compile`` on."""
+    import torch
+
+    version = ".".join(torch.__version__.split("+")[0].split(".")[:2])
+    if version not in TESTED_TORCH:
+        print(
+            f"tilefit capture: torch {torch.__version__} is outside the versions its "
+            f"torch.compile capture was tested with ({', '.join(TESTED_TORCH)}): Inductor's "
+            "kernels may be missed or the script may stop inside torch.compile",
+            file=sys.stderr,
+        )
+    _patch_torch_cuda()
+    finder = _Finder(recorder, emulation)
+    for name, patch in _PATCHES.items():
+        if name in sys.modules:
+            patch(sys.modules[name], recorder, emulation)
+    sys.meta_path.insert(0, finder)

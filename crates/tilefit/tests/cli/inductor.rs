@@ -1,0 +1,138 @@
+//! `tilefit capture` of `torch.compile`d code (`fixtures/capture/compiled.py`, the real torch,
+//! Inductor and Triton): every kernel Inductor generates for the emulated device is recorded with
+//! the configs it chose there, compiled for the target's arch and judged; Inductor's own compile
+//! of each config for that arch agrees with tilefit's byte for byte.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::{emulate_python, scratch, tilefit_with};
+
+/// The template kernel's launch and its compile, on one target.
+fn template(target: &Value) -> (&Value, &Value) {
+    let launches = target["launches"].as_array().unwrap();
+    let launch = launches
+        .iter()
+        .find(|l| l["inductor"]["kind"] == "template")
+        .unwrap_or_else(|| panic!("no template kernel in {launches:?}"));
+    let at = usize::try_from(launch["compiles"][0].as_u64().unwrap()).unwrap();
+    let compile = &target["compiles"][at];
+    (launch, compile)
+}
+
+#[test]
+fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_desk_part() {
+    let dir = scratch("capture-inductor");
+    let json = dir.join("report.json");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/compiled.py");
+    // Flex attention's forward with head_dim 192 in bf16: Inductor's sm_90 table entry fits an
+    // H100 (229,376 bytes); the sm_120 one does not fit an RTX PRO 6000 (172,032 > 101,376),
+    // where torch.compile fails with "No valid triton configs" (the table).
+    let run = tilefit_with(
+        &[
+            "capture",
+            script.to_str().unwrap(),
+            "--targets",
+            "h100,rtx-pro-6000",
+            "--python",
+            emulate_python().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+            "--",
+            "192",
+        ],
+        None,
+        &[("TILEFIT_CACHE_DIR", dir.as_path())],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let targets = report["targets"].as_array().unwrap();
+    assert_eq!(targets.len(), 2);
+    for target in targets {
+        let device = target["device"]["device"].as_str().unwrap();
+        assert!(
+            target["failures"].as_array().unwrap().is_empty(),
+            "{device}: {}\n{}",
+            target["failures"],
+            target["errors"]
+        );
+        // Every kind the script makes: the pointwise function, the row reduction, the layer
+        // norm's persistent reductions, the template (and the pointwise kernels of flex
+        // attention's block mask).
+        let kinds: BTreeSet<&str> = target["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["inductor"]["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            kinds,
+            BTreeSet::from(["persistent-reduction", "pointwise", "reduction", "template"]),
+            "{device}"
+        );
+        // The training step's backward kernels are Inductor's too (layer norm's backward).
+        assert!(
+            target["launches"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["inductor"]["kernel"]
+                    .as_str()
+                    .unwrap()
+                    .contains("native_layer_norm_backward")),
+            "{device}: no backward kernel"
+        );
+        // Inductor compiled each config for the emulated arch in the script's process; tilefit
+        // compiled it again from the captured launch: the same bytes.
+        for compile in target["compiles"].as_array().unwrap() {
+            assert_eq!(
+                compile["inductor_shared"], compile["result"]["shared_bytes"],
+                "{device}: {}",
+                compile["kernel"]["function"]
+            );
+        }
+    }
+    let (h100, h100_bytes) = template(&targets[0]);
+    assert_eq!(h100_bytes["result"]["shared_bytes"], 229_376);
+    assert_eq!(h100["verdict"], "fits");
+    let (desk, desk_bytes) = template(&targets[1]);
+    assert_eq!(desk_bytes["result"]["shared_bytes"], 172_032);
+    assert_eq!(desk["verdict"], "over");
+    let no_valid = desk["inductor"]["no_valid_configs"].as_str().unwrap();
+    assert!(
+        no_valid.contains("No valid triton configs") && no_valid.contains("Required: 172032"),
+        "{no_valid}"
+    );
+    // The way out in Inductor's terms, compiled and judged on the device.
+    let fix = &desk["fix"];
+    assert_eq!(
+        fix["pass"], "pass kernel_options={\"num_stages\": 1} to flex_attention",
+        "{fix}"
+    );
+    assert!(
+        fix["fits"][0]["shared_bytes"].as_u64().unwrap() <= 101_376,
+        "{fix}"
+    );
+    // The terminal names the line, the failure and the fix.
+    let source = std::fs::read_to_string(&script).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.contains("attention(q, k, v)"))
+        .unwrap()
+        + 1;
+    assert!(
+        run.stdout
+            .contains("torch.compile fails here with RuntimeError: No valid triton configs"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "launched at compiled.py:{line} on rtx-pro-6000 172,032 > 101,376"
+        )),
+        "{}",
+        run.stderr
+    );
+}

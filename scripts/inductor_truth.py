@@ -1,0 +1,97 @@
+"""The truth for `torch.compile` capture: run a script for real on a GPU and record every kernel
+Inductor compiles (its name, the config it compiled, Triton's `metadata.shared`) and every kernel
+whose configs all failed the device's fit check (`No valid triton configs`).
+
+    python scripts/inductor_truth.py OUT.json SCRIPT.py [ARGS...]
+
+Inductor compiles through `triton.compile`; this wraps it (and `CachingAutotuner.precompile`, for
+the failures) before the script runs, with one compile thread so the compiles happen in this
+process (the kernels and configs Inductor chooses do not depend on where it compiles them), and
+Inductor's caches off, so that every kernel is compiled in the run.
+`scripts/inductor_truth_compare.py` compares the output with a capture's JSON report.
+"""
+
+import json
+import os
+import runpy
+import sys
+import traceback
+
+
+def main(out, script, args):
+    os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+    # Every kernel compiled in this run, none loaded from an earlier run's caches.
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
+    import torch
+    import triton
+    from torch._inductor.runtime import triton_heuristics
+
+    compiles, failures = [], []
+    real_compile = triton.compile
+
+    def compile_(src, *a, **kw):
+        binary = real_compile(src, *a, **kw)
+        fn = getattr(src, "fn", None)
+        options = kw.get("options") or {}
+        compiles.append(
+            {
+                "kernel": getattr(fn, "__name__", None),
+                "constants": {
+                    str(k): v
+                    for k, v in (getattr(src, "constants", None) or {}).items()
+                    if isinstance(v, (int, float, bool, str))
+                },
+                "num_warps": options.get("num_warps"),
+                "num_stages": options.get("num_stages"),
+                "shared": binary.metadata.shared,
+                "target": str(kw.get("target")),
+            }
+        )
+        return binary
+
+    triton.compile = compile_
+    triton_heuristics.triton.compile = compile_
+    precompile = triton_heuristics.CachingAutotuner.precompile
+
+    def precompile_(self, *a, **kw):
+        try:
+            return precompile(self, *a, **kw)
+        except Exception as error:
+            failures.append(
+                {
+                    "kernel": self.fn.__name__,
+                    "error": f"{type(error).__name__}: {error}",
+                }
+            )
+            raise
+
+    triton_heuristics.CachingAutotuner.precompile = precompile_
+    sys.argv = [script, *args]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    error = None
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except BaseException as e:  # noqa: BLE001 (the truth records how the script ended)
+        error = f"{type(e).__name__}: {e}"
+        traceback.print_exc()
+    with open(out, "w", encoding="utf-8") as f:
+        json.dump(
+            {
+                "device": torch.cuda.get_device_name(),
+                "capability": list(torch.cuda.get_device_capability()),
+                "torch": torch.__version__,
+                "triton": triton.__version__,
+                "script": script,
+                "args": args,
+                "compiles": compiles,
+                "failures": failures,
+                "error": error,
+            },
+            f,
+            indent=1,
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2], sys.argv[3:]))
