@@ -18,6 +18,17 @@ import sys
 import traceback
 
 
+def _recorded(error):
+    """Whether ``error`` or an error it was raised from was recorded where it was raised."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if getattr(error, "_tilefit_recorded", False):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def main(argv):
     if len(argv) < 3:
         print(
@@ -93,6 +104,9 @@ def main(argv):
         except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
             if _emulation.stop_reason(error) is not None:
                 recorder.stop(error)
+            elif _recorded(error):
+                # Recorded where it was raised (a compile that failed under the emulation).
+                code = 1
             else:
                 where = _capture._user_frame(error.__traceback__)
                 recorder.errors.append(

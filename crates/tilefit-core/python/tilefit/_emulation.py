@@ -190,9 +190,10 @@ class _DeviceContext:
         return False
 
 
-#: Parts of torch that compile for the device they ask about (Dynamo and Inductor): they get the
-#: emulated answers, as the user's code does.
-_EMULATED_FOR = ("torch._dynamo", "torch._inductor")
+#: Parts of torch that act for the device they ask about: the compilers that choose kernels for it
+#: (Dynamo and Inductor) and autocast (which turns itself off where CUDA is not available). They
+#: get the emulated answers, as the user's code does.
+_EMULATED_FOR = ("torch._dynamo", "torch._inductor", "torch.amp", "torch.cuda.amp")
 
 
 def _from_torch():

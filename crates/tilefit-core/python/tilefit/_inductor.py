@@ -25,9 +25,12 @@ Tested with torch 2.11; another version gets a warning on stderr (``TESTED_TORCH
 from __future__ import annotations
 
 import importlib.abc
+import os
 import sys
+import traceback
+import warnings
 
-from tilefit import _capture
+from tilefit import _capture, _emulation
 
 #: torch releases (major.minor) whose Inductor this module was run against.
 TESTED_TORCH = ("2.11",)
@@ -37,6 +40,37 @@ def _device_interface(module, _recorder, _emulation_):
     cuda = module.CudaInterface
     cuda.exchange_device = staticmethod(lambda device: 0)
     cuda.maybe_exchange_device = staticmethod(lambda device: 0)
+
+
+def _compile_fx(module, recorder, _emulation_):
+    """A compile that fails under the emulation is recorded where it fails: a script that catches
+    it (a fallback to eager) must not pass with the graph unjudged."""
+    # `compile_fx_inner` is bound as a default argument at import; the function it calls is
+    # looked up at each call.
+    inner = module._compile_fx_inner
+
+    def compile_fx_inner(*args, **kwargs):
+        try:
+            return inner(*args, **kwargs)
+        except Exception as error:
+            if _emulation.stop_reason(error) is None and not getattr(
+                error, "_tilefit_recorded", False
+            ):
+                where = _capture._user_frame(_call_site(sys._getframe(1)))
+                recorder.errors.append(
+                    {
+                        "call": recorder.current_call,
+                        "error": "torch.compile failed under the emulation, so the graph it "
+                        f"compiles is not judged: {type(error).__name__}: {error}",
+                        "traceback": traceback.format_exc(limit=-12),
+                        "file": where[0] if where else None,
+                        "line": where[1] if where else None,
+                    }
+                )
+                error._tilefit_recorded = True
+            raise
+
+    module._compile_fx_inner = compile_fx_inner
 
 
 def _config(module, _recorder, _emulation_):
@@ -132,15 +166,32 @@ def _kind(autotuner):
     return (heuristic or "unknown").lower().replace("_", "-")
 
 
+#: Dynamo's entry: the user's call of a compiled function or module is above its frames (below
+#: them runs the compiled code, whose frames carry the function's own file and first line).
+_DYNAMO_ENTRY = os.sep + os.path.join("torch", "_dynamo", "eval_frame.py")
+
+
+def _call_site(frame):
+    """The frame to look for the user's call from: the caller of the outermost Dynamo entry on
+    the stack, or ``frame`` itself when the launch did not come through one."""
+    start, walk = frame, frame
+    while walk is not None:
+        if walk.f_code.co_filename.endswith(_DYNAMO_ENTRY):
+            start = walk.f_back
+        walk = walk.f_back
+    return start or frame
+
+
 def _record(recorder, emulation, autotuner, args, kwargs):
     """Record one launch of an Inductor kernel: each config it would try, as candidates of one
     group (one config: the fixed launch)."""
     configs = autotuner._tilefit_configs
     recorder._next_group += 1
+    site = _call_site(sys._getframe(2))
     group = {
         "id": recorder._next_group,
-        "caller": _capture._user_frame(sys._getframe(2)),
-        "chain": _capture._chain(sys._getframe(2)),
+        "caller": _capture._user_frame(site),
+        "chain": _capture._chain(site),
     }
     several = len(configs) > 1
     recorder._group.append(group)
@@ -228,6 +279,7 @@ def _grid_without_interpreter(autotuner, args, config, meta, extra):
 #: Module name -> the patch applied once it is imported.
 _PATCHES = {
     "torch._dynamo.device_interface": _device_interface,
+    "torch._inductor.compile_fx": _compile_fx,
     "torch._inductor.config": _config,
     "torch._inductor.fx_passes.joint_graph": _joint_graph,
     "torch._inductor.runtime.triton_helpers": _helpers,
@@ -310,6 +362,13 @@ def install(recorder, emulation):
             file=sys.stderr,
         )
     _patch_torch_cuda()
+    # Inductor's alignment check reads each input's data pointer: under the emulation that is a
+    # FakeTensor's, and torch's warning about it is about tilefit, not the user's code.
+    warnings.filterwarnings(
+        "ignore",
+        message="Accessing the data pointer of FakeTensor",
+        category=UserWarning,
+    )
     finder = _Finder(recorder, emulation)
     for name, patch in _PATCHES.items():
         if name in sys.modules:

@@ -16,6 +16,24 @@ use crate::model::verdict::VerdictCode;
 use crate::units::format_count;
 use crate::vocab::CompileStatus;
 
+/// Why a kernel `torch.compile` generated cannot be judged from tilefit's compile: Inductor's own
+/// compile of a config for the emulated arch gave other bytes than tilefit's compile of the
+/// launch's values (a dynamic-shape kernel, whose ints Inductor leaves unspecialized where the
+/// launch's values are multiples of 16). None where every compile agrees or has no Inductor bytes.
+pub fn inductor_disagreement(compiles: &[&CompileReport]) -> Option<String> {
+    compiles.iter().find_map(|c| {
+        let inductor = c.inductor_shared?;
+        let ours = c.result.as_ref()?.shared_bytes?;
+        (inductor != ours).then(|| {
+            format!(
+                "Inductor's compile for the device needs {} bytes, tilefit's compile of the launch's values {}: Inductor specialized it differently (dynamic shapes), so neither is judged",
+                format_count(inductor),
+                format_count(ours)
+            )
+        })
+    })
+}
+
 /// The verdict of a launch that makes `compiles` on `device`.
 pub fn launch_verdict(
     autotuned: bool,

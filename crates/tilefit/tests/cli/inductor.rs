@@ -51,49 +51,22 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
     let targets = report["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
     for target in targets {
-        let device = target["device"]["device"].as_str().unwrap();
-        assert!(
-            target["failures"].as_array().unwrap().is_empty(),
-            "{device}: {}\n{}",
-            target["failures"],
-            target["errors"]
-        );
-        // Every kind the script makes: the pointwise function, the row reduction, the layer
-        // norm's persistent reductions, the template (and the pointwise kernels of flex
-        // attention's block mask).
-        let kinds: BTreeSet<&str> = target["launches"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l["inductor"]["kind"].as_str().unwrap())
-            .collect();
-        assert_eq!(
-            kinds,
-            BTreeSet::from(["persistent-reduction", "pointwise", "reduction", "template"]),
-            "{device}"
-        );
-        // The training step's backward kernels are Inductor's too (layer norm's backward).
-        assert!(
-            target["launches"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|l| l["inductor"]["kernel"]
-                    .as_str()
-                    .unwrap()
-                    .contains("native_layer_norm_backward")),
-            "{device}: no backward kernel"
-        );
-        // Inductor compiled each config for the emulated arch in the script's process; tilefit
-        // compiled it again from the captured launch: the same bytes.
-        for compile in target["compiles"].as_array().unwrap() {
-            assert_eq!(
-                compile["inductor_shared"], compile["result"]["shared_bytes"],
-                "{device}: {}",
-                compile["kernel"]["function"]
-            );
-        }
+        check_target(target);
     }
+    // A launch is placed at the user's call of the compiled function, not at its definition.
+    let source = std::fs::read_to_string(&script).unwrap();
+    let line_of = |needle: &str| source.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
+    let reduction = targets[0]["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["inductor"]["kind"] == "reduction")
+        .unwrap();
+    assert_eq!(
+        reduction["caller"]["line"],
+        line_of("row_norms(x)"),
+        "{reduction}"
+    );
     let (h100, h100_bytes) = template(&targets[0]);
     assert_eq!(h100_bytes["result"]["shared_bytes"], 229_376);
     assert_eq!(h100["verdict"], "fits");
@@ -116,12 +89,7 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
         "{fix}"
     );
     // The terminal names the line, the failure and the fix.
-    let source = std::fs::read_to_string(&script).unwrap();
-    let line = source
-        .lines()
-        .position(|l| l.contains("attention(q, k, v)"))
-        .unwrap()
-        + 1;
+    let line = line_of("print(attention(q, k, v)");
     assert!(
         run.stdout
             .contains("torch.compile fails here with RuntimeError: No valid triton configs"),
@@ -135,4 +103,120 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
         "{}",
         run.stderr
     );
+}
+
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn torch_compile_where_capture_cannot_judge_fails_closed() {
+    let dir = scratch("capture-inductor-fails");
+    let json = dir.join("report.json");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/compiled_fails.py");
+    let run = tilefit_with(
+        &[
+            "capture",
+            script.to_str().unwrap(),
+            "--targets",
+            "h100",
+            "--python",
+            emulate_python().to_str().unwrap(),
+            "--json",
+            json.to_str().unwrap(),
+        ],
+        None,
+        &[("TILEFIT_CACHE_DIR", dir.as_path())],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let target = &report["targets"][0];
+    let failures: Vec<(&str, &str)> = target["failures"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["code"].as_str().unwrap(), f["message"].as_str().unwrap()))
+        .collect();
+    // The dynamic-shape kernel: both byte counts, not judged.
+    assert!(
+        failures
+            .iter()
+            .any(|(c, m)| *c == "not-judged" && m.contains("dynamic shapes")),
+        "{failures:?}"
+    );
+    // The backward's failed compile, although the script caught it.
+    assert!(
+        run.stderr.contains("fell back: InductorError"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        failures
+            .iter()
+            .any(|(c, m)| *c == "script-error"
+                && m.contains("torch.compile failed under the emulation")),
+        "{failures:?}"
+    );
+    // Autocast was on: the compiled matmul's inputs were cast to bf16 by a generated kernel.
+    let casts = target["compiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| {
+            c["kernel"]["function"]
+                .as_str()
+                .unwrap()
+                .contains("_to_copy")
+                && c["args"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .any(|a| a["type"] == "*bf16")
+        })
+        .count();
+    assert!(casts > 0, "{}", target["compiles"]);
+}
+
+/// What every target of the capture holds: no failure, every kind of kernel the script makes,
+/// the training step's backward, and Inductor's bytes equal to tilefit's on every compile.
+fn check_target(target: &Value) {
+    let device = target["device"]["device"].as_str().unwrap();
+    assert!(
+        target["failures"].as_array().unwrap().is_empty(),
+        "{device}: {}\n{}",
+        target["failures"],
+        target["errors"]
+    );
+    // Every kind the script makes: the row reduction, the layer norm's persistent reductions,
+    // the template, and the pointwise kernels of flex attention's block mask.
+    let kinds: BTreeSet<&str> = target["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["inductor"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        BTreeSet::from(["persistent-reduction", "pointwise", "reduction", "template"]),
+        "{device}"
+    );
+    // The training step's backward kernels are Inductor's too (layer norm's backward).
+    assert!(
+        target["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l["inductor"]["kernel"]
+                .as_str()
+                .unwrap()
+                .contains("native_layer_norm_backward")),
+        "{device}: no backward kernel"
+    );
+    // Inductor compiled each config for the emulated arch in the script's process; tilefit
+    // compiled it again from the captured launch: the same bytes.
+    for compile in target["compiles"].as_array().unwrap() {
+        assert_eq!(
+            compile["inductor_shared"], compile["result"]["shared_bytes"],
+            "{device}: {}",
+            compile["kernel"]["function"]
+        );
+    }
 }

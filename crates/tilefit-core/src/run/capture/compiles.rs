@@ -120,6 +120,10 @@ pub(super) fn judge_target(
                 .iter()
                 .filter_map(|&i| report.compiles.get(i))
                 .collect();
+            let unsupported = launch
+                .unsupported
+                .clone()
+                .or_else(|| crate::judge::capture::inductor_disagreement(&compiles));
             LaunchReport {
                 kernel: launch.kernel.clone(),
                 caller: launch.caller.clone(),
@@ -135,11 +139,11 @@ pub(super) fn judge_target(
                 grid: launch.grid.clone(),
                 verdict: launch_verdict(
                     launch.autotune.is_some(),
-                    launch.unsupported.is_some(),
+                    unsupported.is_some(),
                     &compiles,
                     &target.device,
                 ),
-                unsupported: launch.unsupported.clone(),
+                unsupported,
                 fix: None,
                 inductor: launch.inductor.clone(),
             }
