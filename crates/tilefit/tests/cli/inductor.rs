@@ -24,37 +24,18 @@ fn template(target: &Value) -> (&Value, &Value) {
 
 #[test]
 fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_desk_part() {
-    let dir = scratch("capture-inductor");
-    let json = dir.join("report.json");
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/compiled.py");
     // Flex attention's forward with head_dim 192 in bf16: Inductor's sm_90 table entry fits an
     // H100 (229,376 bytes); the sm_120 one does not fit an RTX PRO 6000 (172,032 > 101,376),
     // where torch.compile fails with "No valid triton configs" (the table).
-    let run = tilefit_with(
-        &[
-            "capture",
-            script.to_str().unwrap(),
-            "--targets",
-            "h100,rtx-pro-6000",
-            "--python",
-            emulate_python().to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-            "--",
-            "192",
-        ],
-        None,
-        &[("TILEFIT_CACHE_DIR", dir.as_path())],
-    );
+    let (run, report) = capture("compiled.py", "h100,rtx-pro-6000", &["--", "192"]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let targets = report["targets"].as_array().unwrap();
     assert_eq!(targets.len(), 2);
     for target in targets {
         check_target(target);
     }
     // A launch is placed at the user's call of the compiled function, not at its definition.
-    let source = std::fs::read_to_string(&script).unwrap();
+    let source = std::fs::read_to_string(fixture_script("compiled.py")).unwrap();
     let line_of = |needle: &str| source.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
     let reduction = targets[0]["launches"]
         .as_array()
@@ -108,26 +89,8 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
 #[test]
 #[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
 fn torch_compile_where_capture_cannot_judge_fails_closed() {
-    let dir = scratch("capture-inductor-fails");
-    let json = dir.join("report.json");
-    let script =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/compiled_fails.py");
-    let run = tilefit_with(
-        &[
-            "capture",
-            script.to_str().unwrap(),
-            "--targets",
-            "h100",
-            "--python",
-            emulate_python().to_str().unwrap(),
-            "--json",
-            json.to_str().unwrap(),
-        ],
-        None,
-        &[("TILEFIT_CACHE_DIR", dir.as_path())],
-    );
+    let (run, report) = capture("compiled_fails.py", "h100", &[]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
-    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let target = &report["targets"][0];
     let failures: Vec<(&str, &str)> = target["failures"]
         .as_array()
@@ -219,4 +182,30 @@ fn check_target(target: &Value) {
             compile["kernel"]["function"]
         );
     }
+}
+
+/// `tilefit capture fixtures/capture/SCRIPT --targets TARGETS --json ... [extra]` with the
+/// emulation's Python: the run and its JSON report.
+fn capture(script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
+    let dir = scratch(&format!("capture-inductor-{script}"));
+    let json = dir.join("report.json");
+    let path = fixture_script(script);
+    let mut args = vec![
+        "capture",
+        path.to_str().unwrap(),
+        "--targets",
+        targets,
+        "--python",
+        emulate_python().to_str().unwrap(),
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    args.extend(extra);
+    let run = tilefit_with(&args, None, &[("TILEFIT_CACHE_DIR", dir.as_path())]);
+    let report = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    (run, report)
+}
+
+fn fixture_script(name: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/fixtures/capture/{name}"))
 }
