@@ -104,10 +104,13 @@ def _run(roots, grad_roots, inputs, accumulate_grad):
     # Dependencies: how many edges lead into each node from the roots' part of the graph.
     deps = {}
     nodes = {}
-    stack = []
-    for root in roots:
-        if root.grad_fn is not None:
-            stack.append(root.grad_fn)
+    # Each root's gradient edge, as the engine takes it: its grad_fn's output, or a leaf's
+    # AccumulateGrad node (so that `grad(x, x)` hands the seed straight back, as an identity
+    # does in a joint graph); None for a root that takes no gradient.
+    root_edges = [
+        _edge(r) if (r.grad_fn is not None or r.requires_grad) else None for r in roots
+    ]
+    stack = [edge[0] for edge in root_edges if edge is not None]
     seen = set()
     while stack:
         node = stack.pop()
@@ -153,14 +156,11 @@ def _run(roots, grad_roots, inputs, accumulate_grad):
         buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
 
     ready = []
-    for root, grad in zip(roots, grad_roots):
-        if root.grad_fn is None:
-            if accumulate_grad and root.requires_grad and grad is not None:
-                root.grad = grad if root.grad is None else root.grad + grad
-            continue
-        deliver(root.grad_fn, root.output_nr, grad)
-    for root in roots:
-        node = root.grad_fn
+    for edge, grad in zip(root_edges, grad_roots):
+        if edge is not None:
+            deliver(edge[0], edge[1], grad)
+    for edge in root_edges:
+        node = edge[0] if edge is not None else None
         if node is not None and deps.get(id(node), 0) == 0 and id(node) in nodes:
             entry = (-node._sequence_nr(), id(node), node)
             if entry not in ready:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import importlib.abc
 import os
+import re
 import sys
 import traceback
 import warnings
@@ -40,6 +41,8 @@ def _device_interface(module, _recorder, _emulation_):
     cuda = module.CudaInterface
     cuda.exchange_device = staticmethod(lambda device: 0)
     cuda.maybe_exchange_device = staticmethod(lambda device: 0)
+    # Bound to the C++ stream query at import; a max-autotune choice's launch asks it.
+    cuda.get_raw_stream = staticmethod(lambda device=None: 0)
 
 
 def _compile_fx(module, recorder, _emulation_):
@@ -76,6 +79,16 @@ def _compile_fx(module, recorder, _emulation_):
 def _config(module, _recorder, _emulation_):
     module.use_static_cuda_launcher = False
     module.compile_threads = 1
+    # max-autotune's choices are judged in this process (a tuning subprocess would not inherit
+    # the emulation).
+    module.autotune_in_subproc = False
+    # Choosing between a template with its epilogue fused and without runs both on random
+    # tensors; under capture the template keeps its epilogue (Inductor's choice without the
+    # benchmark), and the timings it would report are stand-ins, not shown.
+    module.benchmark_epilogue_fusion = False
+    # Each selection is judged where it is made: a cached timing would hide its choices.
+    module.autotune_local_cache = False
+    module.max_autotune_report_choices_stats = False
 
 
 def _helpers(module, _recorder, _emulation_):
@@ -158,6 +171,142 @@ def _heuristics(module, recorder, emulation):
     tuner.run = run
 
 
+#: The max-autotune selections being judged, innermost last: each Triton template choice's launch
+#: is one candidate of the selection's group.
+_SELECTIONS = []
+
+#: What Inductor raises where no choice of a selection without an ATen fallback fits (its
+#: precompile marks each failed; Python 3.12's threaded precompile path).
+_NO_VALID_CHOICES = (
+    "NoValidChoicesError: No choices to select. Provided reason: All choices failed to compile "
+    "for backend."
+)
+
+
+def _select_algorithm(module, recorder, emulation):
+    """max-autotune: every choice of a selection is judged on the device, never benchmarked.
+
+    Inductor benchmarks each choice on random tensors and keeps the fastest; one that fails its
+    compile or launch (OutOfResources) is skipped. Under capture each Triton template choice is
+    launched once on FakeTensors (its launch recorded as a candidate of the selection), a choice
+    whose compile for the emulated arch left no config is skipped as on the device, and the
+    selection takes the first choice that fits (else the ATen kernel, else the first choice, so
+    that the script goes on and the rest of its graph is judged)."""
+    cache = module.AlgorithmSelectorCache
+    in_process = cache.benchmark_in_current_process.__func__
+
+    def benchmark_in_current_process(cls, choices, *args, **kwargs):
+        with _fake_mode():
+            return in_process(cls, choices, *args, **kwargs)
+
+    def benchmark_choices(cls, choices, autotune_args, is_collective=False):
+        return _judge_choices(recorder, cls, choices, autotune_args)
+
+    cache.benchmark_in_current_process = classmethod(benchmark_in_current_process)
+    cache.benchmark_choices = classmethod(benchmark_choices)
+    # Its table of timings would show the stand-ins as milliseconds.
+    cache.log_results = staticmethod(lambda *args, **kwargs: None)
+
+
+def _fake_mode():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    return FakeTensorMode(allow_non_fake_inputs=True)
+
+
+def _judge_choices(recorder, cls, choices, autotune_args):
+    from torch._inductor.select_algorithm import (
+        ExternKernelCaller,
+        TritonTemplateCaller,
+    )
+
+    triton = [c for c in choices if isinstance(c, TritonTemplateCaller)]
+    extern = [c for c in choices if isinstance(c, ExternKernelCaller)]
+    recorder._next_group += 1
+    site = _call_site(sys._getframe(2))
+    keys = sorted(
+        {
+            str(k)
+            for c in triton
+            for k in (getattr(c, "log_info", None) or {})
+            if str(k) in _CHOICE_KEYS
+        }
+    )
+    selection = {
+        "id": recorder._next_group,
+        "caller": _capture._user_frame(site),
+        "chain": _capture._chain(site),
+        "choices": {
+            "op": _op(triton[0]) if triton else None,
+            "of": len(choices),
+            "triton": len(triton),
+            "fallback": _fallback(extern),
+        },
+        "keys": keys,
+    }
+    timings = {}
+    _SELECTIONS.append(selection)
+    recorder._benchmarking += 1
+    try:
+        for choice in choices:
+            timings[choice] = _judge_choice(cls, choice, autotune_args)
+    finally:
+        recorder._benchmarking -= 1
+        _SELECTIONS.pop()
+    fitting = [c for c in triton if timings[c] == _FITS]
+    if not fitting and not extern and triton:
+        # On the device the compile fails here; the selection's launches say so, and the first
+        # choice goes on so that the rest of the graph is judged.
+        for record in selection.get("records", []):
+            record["inductor"]["no_valid_configs"] = _NO_VALID_CHOICES
+        timings[triton[0]] = _FITS
+    return timings
+
+
+#: Stand-in timings that make the selection deterministic: a Triton choice that fits, then the
+#: ATen kernel, then anything else Inductor offers (a decomposition, run as its own graph).
+_FITS, _ATEN, _OTHER = 1.0, 2.0, 3.0
+
+#: The names a template choice's configuration sets, as its log info names them.
+_CHOICE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
+
+
+def _op(choice):
+    """A choice's template (``triton_mm`` of ``triton_mm_4``)."""
+    name = str(getattr(choice, "name", "") or "")
+    head, _, tail = name.rpartition("_")
+    return head if tail.isdigit() and head else name or None
+
+
+def _fallback(extern):
+    names = [getattr(c, "name", None) or type(c).__name__ for c in extern]
+    return ", ".join(f"ATen {n}" for n in names) or None
+
+
+def _judge_choice(cls, choice, autotune_args):
+    from torch._inductor.select_algorithm import (
+        ExternKernelCaller,
+        TritonTemplateCaller,
+    )
+
+    if isinstance(choice, ExternKernelCaller):
+        return _ATEN
+    if not isinstance(choice, TritonTemplateCaller):
+        return _OTHER
+    inputs, output = autotune_args.get_benchmark_tensors(False).unpack()
+    request = choice.bmreq
+    try:
+        request.precompile()
+    except Exception:  # noqa: BLE001 (a choice that fails its compile is skipped, as on the device)
+        return float("inf")
+    with _fake_mode():
+        run = request.make_run_fn(*inputs, out=output)
+        _SELECTIONS[-1]["choice"] = choice
+        run()
+    autotuner = run.func.__self__
+    return float("inf") if autotuner._tilefit_no_valid else _FITS
+
+
 def _kind(autotuner):
     meta = getattr(autotuner, "inductor_meta", None) or {}
     heuristic = getattr(getattr(autotuner, "heuristic_type", None), "name", None)
@@ -186,14 +335,18 @@ def _record(recorder, emulation, autotuner, args, kwargs):
     """Record one launch of an Inductor kernel: each config it would try, as candidates of one
     group (one config: the fixed launch)."""
     configs = autotuner._tilefit_configs
-    recorder._next_group += 1
-    site = _call_site(sys._getframe(2))
-    group = {
-        "id": recorder._next_group,
-        "caller": _capture._user_frame(site),
-        "chain": _capture._chain(site),
-    }
-    several = len(configs) > 1
+    selection = _SELECTIONS[-1] if _SELECTIONS else None
+    if selection is not None:
+        group = selection
+    else:
+        recorder._next_group += 1
+        site = _call_site(sys._getframe(2))
+        group = {
+            "id": recorder._next_group,
+            "caller": _capture._user_frame(site),
+            "chain": _capture._chain(site),
+        }
+    several = len(configs) > 1 or selection is not None
     recorder._group.append(group)
     start = len(recorder.launches)
     if several:
@@ -220,7 +373,18 @@ def _record(recorder, emulation, autotuner, args, kwargs):
     meta = getattr(autotuner, "inductor_meta", None) or {}
     keys = sorted({str(k) for c in configs for k in (c.kwargs or {})})
     for config, record in zip(configs, recorder.launches[start:]):
-        if several:
+        if selection is not None:
+            # One choice of a max-autotune selection: a candidate among the selection's Triton
+            # choices.
+            record["autotune"] = {
+                "group": group["id"],
+                "role": "candidate",
+                "configs": selection["choices"]["triton"],
+                "tried": selection["choices"]["triton"],
+                "keys": selection["keys"],
+            }
+            selection.setdefault("records", []).append(record)
+        elif several:
             record["autotune"] = {
                 "group": group["id"],
                 "role": "candidate",
@@ -237,7 +401,28 @@ def _record(recorder, emulation, autotuner, args, kwargs):
             "source": autotuner.fn.fn.__code__.co_filename,
             "shared": autotuner._tilefit_shared.get(id(config)),
             "no_valid_configs": autotuner._tilefit_no_valid,
+            "tiles": _tiles(autotuner.fn),
         }
+        if selection is not None:
+            # A choice's module names its kernel by a placeholder: the choice's own name.
+            chosen = selection.get("choice")
+            record["inductor"]["kernel"] = (
+                getattr(chosen, "name", None) or autotuner.fn.__name__
+            )
+            record["inductor"]["kind"] = "template-choice"
+            record["inductor"]["choices"] = dict(selection["choices"])
+            record["inductor"]["choice"] = getattr(chosen, "description", None)
+
+
+#: A template's tile sizes, as its generated source sets them (constants of the kernel's body,
+#: not arguments): ``BLOCK_M : tl.constexpr = 128``.
+_TILE = re.compile(r"^\s+(BLOCK_[A-Z0-9_]+)\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.M)
+
+
+def _tiles(jit):
+    """The tile sizes a generated kernel's source sets in its body (a template's config)."""
+    source = getattr(jit, "src", None) or ""
+    return {name: int(value) for name, value in _TILE.findall(source)}
 
 
 def _args_grid(autotuner, args, config):
@@ -284,6 +469,7 @@ _PATCHES = {
     "torch._inductor.fx_passes.joint_graph": _joint_graph,
     "torch._inductor.runtime.triton_helpers": _helpers,
     "torch._inductor.runtime.triton_heuristics": _heuristics,
+    "torch._inductor.select_algorithm": _select_algorithm,
 }
 
 

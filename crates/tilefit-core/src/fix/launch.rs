@@ -95,6 +95,23 @@ pub fn fix_of(
         .find(|(_, b)| b.is_some())
         .map(|(c, _)| c)
     else {
+        if let Some(inductor) = inductor.filter(|i| !i.tiles.is_empty()) {
+            // A template's tiles are constants of its generated source: tilefit compiles the
+            // captured source, so it cannot try smaller ones.
+            let tiles: Vec<String> = inductor
+                .tiles
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            return Some(LaunchFix {
+                fits: Vec::new(),
+                pass: format!(
+                    "none of the {} nearest configs with the template's tiles ({}) fits: smaller tiles are the way out (for flex attention, kernel_options; the backward's with a bwd_ prefix), and tilefit does not compile those yet",
+                    candidates.len(),
+                    tiles.join(" ")
+                ),
+            });
+        }
         return Some(LaunchFix {
             fits: Vec::new(),
             pass: format!(
@@ -151,10 +168,38 @@ fn inductor_pass(inductor: &InductorKernel, candidate: &Candidate) -> String {
     let options: Vec<String> = changed(candidate)
         .map(|(k, v)| format!("{}: {}", python(&Value::from(k.clone())), python(v)))
         .collect();
+    if inductor.kind == "template-choice" {
+        return format!(
+            "no Triton choice of max-autotune's {} fits and it has no ATen fallback: add ATEN to torch._inductor.config.max_autotune_gemm_backends (ATen's kernel runs where no choice fits); Inductor's choices come from its table, not from an option at the call (the nearest that fits: {})",
+            inductor
+                .choices
+                .as_ref()
+                .and_then(|c| c.op.as_deref())
+                .unwrap_or("template"),
+            options.join(", ")
+        );
+    }
     if inductor.kind == "template" && inductor.kernel.contains("flex_attention") {
+        // The whole config, as kernel_options sets it: the template's tiles (the candidate keeps
+        // them) and the candidate's warps and stages.
+        let backward = inductor.kernel.contains("flex_attention_backward");
+        let prefix = if backward { "bwd_" } else { "" };
+        let mut all: Vec<String> = inductor
+            .tiles
+            .iter()
+            .map(|(k, v)| format!("\"{prefix}{k}\": {v}"))
+            .collect();
+        for key in ["num_stages", "num_warps"] {
+            if let Some(value) = candidate.entry.get(key) {
+                all.push(format!("\"{prefix}{key}\": {}", python(value)));
+            }
+        }
+        if all.is_empty() {
+            all = options;
+        }
         format!(
             "pass kernel_options={{{}}} to flex_attention",
-            options.join(", ")
+            all.join(", ")
         )
     } else {
         format!(

@@ -157,6 +157,32 @@ pub struct InductorKernel {
     /// fails there with this error (`No valid triton configs. OutOfResources: ...`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub no_valid_configs: Option<String>,
+    /// A choice of a max-autotune selection (`kind` `template-choice`): the selection it is one
+    /// of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub choices: Option<InductorChoices>,
+    /// The tile sizes the kernel's generated source sets in its body (a template's
+    /// `BLOCK_M`, `BLOCK_N`...: constants, not arguments).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub tiles: BTreeMap<String, u64>,
+}
+
+/// A max-autotune selection: Inductor's choices for one op on the device, each Triton template
+/// choice judged (never benchmarked); a choice that does not fit is skipped there, and with none
+/// left the ATen kernel runs or, without one, the compile fails.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct InductorChoices {
+    /// The template (`triton_mm`, `triton_bmm`...).
+    #[serde(default)]
+    pub op: Option<String>,
+    /// Every choice Inductor offered (Triton templates, ATen kernels, decompositions).
+    pub of: u64,
+    /// The Triton template choices among them (each a launch judged).
+    pub triton: u64,
+    /// The ATen kernel(s) the selection falls back to where no Triton choice fits (None: the
+    /// compile fails with `NoValidChoicesError`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
 }
 
 /// A launch's Inductor part: the kernel, and the bytes Inductor's own compile of this config
@@ -169,6 +195,9 @@ pub struct InductorLaunch {
     /// `metadata.shared` of Inductor's compile of this config, when it compiled.
     #[serde(default)]
     pub shared: Option<u64>,
+    /// For a choice of a max-autotune selection: Inductor's description of its config.
+    #[serde(default)]
+    pub choice: Option<String>,
 }
 
 /// One launch.

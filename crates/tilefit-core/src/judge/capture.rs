@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::findings::{Findings, Judged, Miss, SubjectKey};
+use crate::input::capture::InductorKernel;
 use crate::model::capture::{
     CaptureReport, CompileReport, FailureCode, LaunchReport, LaunchVerdict, TargetCapture,
     TargetFailure,
@@ -32,6 +33,19 @@ pub fn inductor_disagreement(compiles: &[&CompileReport]) -> Option<String> {
             )
         })
     })
+}
+
+/// A max-autotune selection none of whose Triton choices fits still compiles where it has an
+/// ATen kernel to fall back to: the autotuner skips every Triton choice. Any other verdict as is.
+pub fn with_fallback(verdict: LaunchVerdict, inductor: Option<&InductorKernel>) -> LaunchVerdict {
+    let fallback = inductor
+        .and_then(|i| i.choices.as_ref())
+        .is_some_and(|c| c.fallback.is_some());
+    if fallback && verdict == LaunchVerdict::NoneFits {
+        LaunchVerdict::SomeSkipped
+    } else {
+        verdict
+    }
 }
 
 /// The verdict of a launch that makes `compiles` on `device`.

@@ -284,4 +284,8 @@ pub struct CompileReport {
     /// for the emulated arch reported, beside tilefit's (they agree; a test holds them to it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inductor_shared: Option<u64>,
+    /// For a choice of a max-autotune selection: Inductor's description of its config
+    /// (`BLOCK_K=32, BLOCK_M=64, ..., num_stages=5, num_warps=8`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inductor_choice: Option<String>,
 }

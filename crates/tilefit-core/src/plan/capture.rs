@@ -29,6 +29,9 @@ pub struct Compile {
     /// For a kernel `torch.compile` generated: the bytes Inductor's own compile for the emulated
     /// arch reported (not part of the compile's identity).
     pub inductor_shared: Option<u64>,
+    /// For a choice of a max-autotune selection: Inductor's description of its config (its tiles
+    /// are constants of its generated source, not constexpr arguments).
+    pub inductor_choice: Option<String>,
 }
 
 /// One launch of the host code: a fixed config, or an autotuned launch with every config the
@@ -81,6 +84,7 @@ fn compile_of(launch: &Launch) -> Compile {
         options: launch.options.clone(),
         globals: launch.globals.clone(),
         inductor_shared: launch.inductor.as_ref().and_then(|i| i.shared),
+        inductor_choice: launch.inductor.as_ref().and_then(|i| i.choice.clone()),
     }
 }
 

@@ -125,7 +125,14 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
                 );
             }
         }
+        let selection = launch.inductor.as_ref().and_then(|i| i.choices.as_ref());
         let config = match (&launch.autotune, configs.len()) {
+            (Some(a), _) if selection.is_some() => {
+                let fallback = selection
+                    .and_then(|c| c.fallback.as_deref())
+                    .map_or_else(String::new, |f| format!(" + {f}"));
+                format!("max-autotune: {} Triton choices{fallback}", a.configs)
+            }
             (Some(a), _) => format!(
                 "autotuned: {} of {} configs tried",
                 a.tried.max(configs.len() as u64),
@@ -212,6 +219,81 @@ fn inductor_note(launch: &LaunchReport, out: &mut String, prefix: &str) {
     );
 }
 
+/// A template choice's config: its tiles (`BLOCK_*`, `GROUP_*`), then its warps and stages.
+fn choice_config(compile: &CompileReport) -> String {
+    if let Some(description) = &compile.inductor_choice {
+        // Inductor's words, without the accumulator type and flags every choice shares.
+        return description
+            .split(", ")
+            .filter(|part| {
+                let key = part.split('=').next().unwrap_or_default();
+                key.starts_with("BLOCK") || key.starts_with("GROUP") || key.starts_with("num_")
+            })
+            .collect::<Vec<_>>()
+            .join(" ");
+    }
+    let mut config: Vec<(String, serde_json::Value)> = compile
+        .constexprs
+        .iter()
+        .filter(|(k, _)| k.starts_with("BLOCK") || k.starts_with("GROUP"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    config.extend(compile.options.iter().map(|(k, v)| (k.clone(), v.clone())));
+    describe_config(&config)
+}
+
+/// For a max-autotune selection with choices over the budget: how many fit, the ones the
+/// autotuner skips (by their config), and what runs where none fits.
+fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut String, prefix: &str) {
+    let Some(choices) = launch.inductor.as_ref().and_then(|i| i.choices.as_ref()) else {
+        return;
+    };
+    let device = &target.device.device;
+    let compiles: Vec<&CompileReport> = launch
+        .compiles
+        .iter()
+        .filter_map(|&i| target.compiles.get(i))
+        .collect();
+    let over: Vec<String> = compiles
+        .iter()
+        .filter(|c| {
+            c.result.as_ref().is_some_and(|r| {
+                r.verdicts
+                    .iter()
+                    .any(|v| v.device == *device && v.over_by.is_some())
+            })
+        })
+        .map(|c| format!("{} ({})", choice_config(c), shown_bytes(c, device)))
+        .collect();
+    if over.is_empty() {
+        return;
+    }
+    let fit = compiles.len() - over.len();
+    let op = choices.op.as_deref().unwrap_or("template");
+    let then = match (fit, choices.fallback.as_deref()) {
+        (0, Some(fallback)) => format!("; no Triton choice fits: {fallback} runs instead"),
+        (0, None) => "; no choice fits and there is no ATen fallback: the compile fails".to_owned(),
+        _ => String::new(),
+    };
+    let site = launch.caller.as_ref().map_or_else(String::new, |s| {
+        format!(
+            " at {}:{}",
+            crate::judge::capture::file_name(&s.file),
+            s.line
+        )
+    });
+    let _ = writeln!(
+        out,
+        "{prefix}max-autotune's {}{} on {}: {fit} of {} Triton choices fit; the autotuner skips {}{}",
+        control(op),
+        control(&site),
+        control(device),
+        compiles.len(),
+        control(&over.join("; ")),
+        control(&then)
+    );
+}
+
 fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     if !target.tests.is_empty() {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
@@ -228,6 +310,7 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     }
     for launch in &target.launches {
         inductor_note(launch, out, prefix);
+        selection_note(target, launch, out, prefix);
         let Some(fix) = &launch.fix else { continue };
         let fits: Vec<String> = fix
             .fits

@@ -27,6 +27,7 @@ pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit:
                 options: c.options.clone(),
                 globals: c.globals.clone(),
                 inductor_shared: c.inductor_shared,
+                inductor_choice: c.inductor_choice.clone(),
             })
             .collect();
         for group in spec_groups(&compiles) {

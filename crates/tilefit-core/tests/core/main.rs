@@ -8,4 +8,5 @@ mod explain_messages;
 mod layering;
 mod lookup;
 mod pool;
+mod selection;
 mod spec;

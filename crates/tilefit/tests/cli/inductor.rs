@@ -62,7 +62,8 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
     // The way out in Inductor's terms, compiled and judged on the device.
     let fix = &desk["fix"];
     assert_eq!(
-        fix["pass"], "pass kernel_options={\"num_stages\": 1} to flex_attention",
+        fix["pass"],
+        "pass kernel_options={\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"num_stages\": 1, \"num_warps\": 4} to flex_attention",
         "{fix}"
     );
     assert!(
@@ -105,7 +106,7 @@ fn torch_compile_where_capture_cannot_judge_fails_closed() {
             .any(|(c, m)| *c == "not-judged" && m.contains("dynamic shapes")),
         "{failures:?}"
     );
-    // The backward's failed compile, although the script caught it.
+    // A failed compile (max-autotune with no backend), although the script caught it.
     assert!(
         run.stderr.contains("fell back: InductorError"),
         "{}",
@@ -136,6 +137,95 @@ fn torch_compile_where_capture_cannot_judge_fails_closed() {
         })
         .count();
     assert!(casts > 0, "{}", target["compiles"]);
+}
+
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn max_autotune_choices_and_flex_backward_are_judged_on_the_device() {
+    // `fixtures/capture/autotuned.py 192` on an RTX PRO 6000: the matmul's max-autotune
+    // selection, each Triton template choice judged (some over: the autotuner skips them; ATen's
+    // mm is the fallback), and flex attention's backward with head_dim 192, whose sm_120 table
+    // entry needs 114,688 bytes (pytorch#198224 on a GB10: "No valid triton configs").
+    let (run, report) = capture("autotuned.py", "rtx-pro-6000", &["--", "192"]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let target = &report["targets"][0];
+    assert!(
+        target["failures"].as_array().unwrap().is_empty(),
+        "{}",
+        target["failures"]
+    );
+    let launches = target["launches"].as_array().unwrap();
+    let selection = launches
+        .iter()
+        .find(|l| l["inductor"]["kind"] == "template-choice")
+        .unwrap_or_else(|| panic!("no max-autotune selection in {launches:?}"));
+    let choices = &selection["inductor"]["choices"];
+    assert_eq!(choices["fallback"], "ATen mm", "{choices}");
+    let compiles: Vec<&Value> = selection["compiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| &target["compiles"][usize::try_from(i.as_u64().unwrap()).unwrap()])
+        .collect();
+    assert_eq!(compiles.len() as u64, choices["triton"].as_u64().unwrap());
+    // Each choice compiled by Inductor for the emulated arch and again by tilefit: the same
+    // bytes; and Inductor's description of it rides along.
+    let budget = 101_376;
+    let mut over = 0;
+    for compile in &compiles {
+        let bytes = compile["result"]["shared_bytes"].as_u64().unwrap();
+        assert_eq!(
+            compile["inductor_shared"].as_u64(),
+            Some(bytes),
+            "{compile}"
+        );
+        assert!(
+            compile["inductor_choice"]
+                .as_str()
+                .unwrap()
+                .contains("BLOCK_M="),
+            "{compile}"
+        );
+        over += usize::from(bytes > budget);
+    }
+    assert!(
+        over > 0 && over < compiles.len(),
+        "{over} of {}",
+        compiles.len()
+    );
+    assert_eq!(selection["verdict"], "some-skipped");
+    assert!(
+        run.stdout.contains(&format!(
+            "on rtx-pro-6000: {} of {} Triton choices fit; the autotuner skips BLOCK_K=",
+            compiles.len() - over,
+            compiles.len()
+        )),
+        "{}",
+        run.stdout
+    );
+    // The kernel the selection put in the graph fits (the capture takes the first choice that
+    // fits, where the device takes the fastest).
+    assert!(
+        launches.iter().any(|l| l["inductor"]["kind"] == "template"
+            && l["inductor"]["kernel"].as_str().unwrap().contains("mm")
+            && l["verdict"] == "fits"),
+        "{launches:?}"
+    );
+    // Flex attention's backward: over, with Inductor's own error.
+    let backward = launches
+        .iter()
+        .find(|l| {
+            l["inductor"]["kernel"]
+                .as_str()
+                .unwrap()
+                .starts_with("triton_tem_fused_flex_attention_backward")
+        })
+        .unwrap_or_else(|| panic!("no flex attention backward in {launches:?}"));
+    assert_eq!(backward["verdict"], "over");
+    let at = usize::try_from(backward["compiles"][0].as_u64().unwrap()).unwrap();
+    assert_eq!(target["compiles"][at]["result"]["shared_bytes"], 114_688);
+    let no_valid = backward["inductor"]["no_valid_configs"].as_str().unwrap();
+    assert!(no_valid.contains("Required: 114688"), "{no_valid}");
 }
 
 /// What every target of the capture holds: no failure, every kind of kernel the script makes,

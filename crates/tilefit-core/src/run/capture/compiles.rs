@@ -37,6 +37,7 @@ fn compile_all(
             result: None,
             error: None,
             inductor_shared: compile.inductor_shared,
+            inductor_choice: compile.inductor_choice.clone(),
         })
         .collect();
     let mut specs = Vec::new();
@@ -137,11 +138,14 @@ pub(super) fn judge_target(
                 }),
                 compiles: launch.compiles.clone(),
                 grid: launch.grid.clone(),
-                verdict: launch_verdict(
-                    launch.autotune.is_some(),
-                    unsupported.is_some(),
-                    &compiles,
-                    &target.device,
+                verdict: crate::judge::capture::with_fallback(
+                    launch_verdict(
+                        launch.autotune.is_some(),
+                        unsupported.is_some(),
+                        &compiles,
+                        &target.device,
+                    ),
+                    launch.inductor.as_ref(),
                 ),
                 unsupported,
                 fix: None,
@@ -184,6 +188,7 @@ fn fix_launches(
             options: base.options.clone(),
             globals: base.globals.clone(),
             inductor_shared: None,
+            inductor_choice: None,
         };
         wanted.push((at, crate::fix::launch::candidates(&compile, &backend)));
     }
