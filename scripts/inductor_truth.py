@@ -8,13 +8,20 @@ Inductor compiles through `triton.compile`; this wraps it (and `CachingAutotuner
 the failures) before the script runs, with one compile thread so the compiles happen in this
 process (the kernels and configs Inductor chooses do not depend on where it compiles them), and
 Inductor's caches off, so that every kernel is compiled in the run.
+
+Under max-autotune it also records each selection's Triton template choices: every compile is
+tagged with the choice it compiles (Inductor's description of its config), and each choice the
+device rejected is listed with why (its precompile failed, or its benchmark came back infinite:
+OutOfResources at its launch), beside Inductor's own timings.
 `scripts/inductor_truth_compare.py` compares the output with a capture's JSON report.
 """
 
 import json
+import math
 import os
 import runpy
 import sys
+import threading
 import traceback
 
 
@@ -24,9 +31,13 @@ def main(out, script, args):
     os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "1"
     import torch
     import triton
+    from torch._inductor import select_algorithm
     from torch._inductor.runtime import triton_heuristics
 
-    compiles, failures = [], []
+    compiles, failures, rejected, timings = [], [], [], []
+    # The max-autotune choice being compiled or benchmarked on this thread (precompiles run in
+    # a thread pool, one choice a thread).
+    current = threading.local()
     real_compile = triton.compile
 
     def compile_(src, *a, **kw):
@@ -45,6 +56,7 @@ def main(out, script, args):
                 "num_stages": options.get("num_stages"),
                 "shared": binary.metadata.shared,
                 "target": str(kw.get("target")),
+                "choice": getattr(current, "choice", None),
             }
         )
         return binary
@@ -61,11 +73,54 @@ def main(out, script, args):
                 {
                     "kernel": self.fn.__name__,
                     "error": f"{type(error).__name__}: {error}",
+                    "choice": getattr(current, "choice", None),
                 }
             )
             raise
 
     triton_heuristics.CachingAutotuner.precompile = precompile_
+
+    caller = select_algorithm.TritonTemplateCaller
+
+    def tagged(method, stage):
+        def run(self, *a, **kw):
+            current.choice = self.description
+            try:
+                return method(self, *a, **kw)
+            except Exception as error:
+                rejected.append(
+                    {
+                        "name": self.name,
+                        "choice": self.description,
+                        "stage": stage,
+                        "error": f"{type(error).__name__}: {error}"[:400],
+                    }
+                )
+                raise
+            finally:
+                current.choice = None
+
+        return run
+
+    caller.precompile = tagged(caller.precompile, "precompile")
+    caller.benchmark = tagged(caller.benchmark, "benchmark")
+    cache = select_algorithm.AlgorithmSelectorCache
+    benchmark_choices = cache.benchmark_choices.__func__
+
+    def benchmark_choices_(cls, choices, *a, **kw):
+        result = benchmark_choices(cls, choices, *a, **kw)
+        for choice, timing in result.items():
+            if isinstance(choice, caller):
+                timings.append(
+                    {
+                        "name": choice.name,
+                        "choice": choice.description,
+                        "ms": timing if math.isfinite(timing) else None,
+                    }
+                )
+        return result
+
+    cache.benchmark_choices = classmethod(benchmark_choices_)
     sys.argv = [script, *args]
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     error = None
@@ -85,6 +140,8 @@ def main(out, script, args):
                 "args": args,
                 "compiles": compiles,
                 "failures": failures,
+                "rejected": rejected,
+                "timings": timings,
                 "error": error,
             },
             f,
