@@ -228,6 +228,53 @@ fn max_autotune_choices_and_flex_backward_are_judged_on_the_device() {
     assert!(no_valid.contains("Required: 114688"), "{no_valid}");
 }
 
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn pytest_emulate_runs_a_suite_that_calls_torch_compile() {
+    let cache = scratch("capture-pytest-compile");
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/capture/compile_suite");
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let out = std::process::Command::new(emulate_python())
+        .args([
+            "-m",
+            "pytest",
+            "-p",
+            "tilefit.pytest_plugin",
+            "--tilefit-emulate=h100,rtx-pro-6000",
+        ])
+        .arg(&suite)
+        .arg("--tilefit-bin")
+        .arg(env!("CARGO_BIN_EXE_tilefit"))
+        .env("PYTHONPATH", repo.join("python"))
+        .env("TILEFIT_CACHE_DIR", &cache)
+        .current_dir(&cache)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Both tests ran on both devices; the flex attention template misses the desk part only,
+    // with Inductor's own error and the kernel_options that fit.
+    assert_eq!(
+        stdout.matches("2 tests: 2 captured, passed").count(),
+        2,
+        "{stdout}"
+    );
+    assert!(stdout.contains("(test_flex_attention)"), "{stdout}");
+    assert!(stdout.contains("172,032 (+70,656)"), "{stdout}");
+    assert!(stdout.contains("would miss rtx-pro-6000"), "{stdout}");
+    assert!(!stdout.contains("would miss h100"), "{stdout}");
+    assert!(
+        stdout.contains("pass kernel_options={\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"num_stages\": 1"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("gate failed"), "{stdout}");
+}
+
 /// What every target of the capture holds: no failure, every kind of kernel the script makes,
 /// the training step's backward, and Inductor's bytes equal to tilefit's on every compile.
 fn check_target(target: &Value) {
