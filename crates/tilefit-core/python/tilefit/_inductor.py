@@ -17,13 +17,25 @@ of them is imported by ``import torch``), so a script that never compiles pays n
   this process (a subprocess pool would not inherit the emulation), the cache in the run's scratch;
 - ``torch._inductor.runtime.triton_helpers``: ``set_driver_to_gpu`` keeps the emulated driver;
 - ``torch._inductor.runtime.triton_heuristics``: ``CachingAutotuner`` keeps its configs, records
-  instead of launching, and a kernel with no fitting config is recorded, not raised.
+  instead of launching, and a kernel with no fitting config is recorded, not raised;
+- ``torch._inductor.select_algorithm``: max-autotune's choices are judged, never benchmarked
+  (:func:`_select_algorithm`).
 
-Tested with torch 2.11; another version gets a warning on stderr (``TESTED_TORCH``).
+Tested with torch 2.11 and 2.15 (``TESTED_TORCH``); another version gets a warning on stderr.
+What differs between them is found by what the module has, not by its version number, so that
+the releases between behave as their code does:
+
+- 2.15 retries a kernel none of whose configs loads at ``num_stages=1``
+  (``CachingAutotuner.compile_by_disabling_pipelining``): the retry is judged beside the config
+  that failed, and the kernel survives where it fits;
+- 2.15 asks whether a CUDA graph is being captured at Dynamo's front door
+  (``torch.cuda.graphs._cuda_isCurrentStreamCapturing``): never, under the emulation;
+- 2.15 renamed ``benchmark_epilogue_fusion`` to ``benchmark_template_fusion``.
 """
 
 from __future__ import annotations
 
+import copy
 import importlib.abc
 import os
 import re
@@ -34,7 +46,7 @@ import warnings
 from tilefit import _capture, _emulation
 
 #: torch releases (major.minor) whose Inductor this module was run against.
-TESTED_TORCH = ("2.11",)
+TESTED_TORCH = ("2.11", "2.15")
 
 
 def _device_interface(module, _recorder, _emulation_):
@@ -85,7 +97,11 @@ def _config(module, _recorder, _emulation_):
     # Choosing between a template with its epilogue fused and without runs both on random
     # tensors; under capture the template keeps its epilogue (Inductor's choice without the
     # benchmark), and the timings it would report are stand-ins, not shown.
-    module.benchmark_epilogue_fusion = False
+    # (torch 2.15 renamed it: setting the old name warns there.)
+    if hasattr(module, "benchmark_template_fusion"):
+        module.benchmark_template_fusion = False
+    else:
+        module.benchmark_epilogue_fusion = False
     # Each selection is judged where it is made: a cached timing would hide its choices.
     module.autotune_local_cache = False
     module.max_autotune_report_choices_stats = False
@@ -146,14 +162,16 @@ def _heuristics(module, recorder, emulation):
         self._tilefit_configs = list(self.configs or [])
         self._tilefit_shared = {}
         self._tilefit_no_valid = None
+        self._tilefit_retry = None
 
     def precompile_(self, *args, **kwargs):
         try:
             precompile(self, *args, **kwargs)
-        except RuntimeError as error:
+        except Exception as error:
             # On the device, the compile fails here; under capture the kernel's configs are still
             # recorded at its launch (each judged: none fits), and the script goes on.
-            if "No valid triton configs" not in str(error):
+            failed_retry = self._tilefit_retry is not None and _out_of_resources(error)
+            if "No valid triton configs" not in str(error) and not failed_retry:
                 raise
             self._tilefit_no_valid = f"{type(error).__name__}: {error}"
             self.launchers = []
@@ -169,6 +187,34 @@ def _heuristics(module, recorder, emulation):
     tuner.__init__ = __init__
     tuner.precompile = precompile_
     tuner.run = run
+    retry = getattr(tuner, "compile_by_disabling_pipelining", None)
+    if retry is not None:
+        # Newer torch (2.15) retries a kernel none of whose configs loads at num_stages=1
+        # before it gives up: the retried config is judged beside the one that failed.
+        def compile_by_disabling_pipelining(self, config, *args, **kwargs):
+            for result in self.compile_results or []:
+                kernel = getattr(result, "kernel", None)
+                shared = getattr(getattr(kernel, "metadata", None), "shared", None)
+                if shared is not None:
+                    self._tilefit_shared[id(result.config)] = shared
+            stand_in = copy.deepcopy(config)
+            stand_in.num_stages = 1
+            if "NUM_STAGES" in stand_in.kwargs:
+                stand_in.kwargs["NUM_STAGES"] = 1
+            self._tilefit_retry = {"config": stand_in, "shared": None}
+            launcher = retry(self, config, *args, **kwargs)
+            for result in self.compile_results or []:
+                kernel = getattr(result, "kernel", None)
+                self._tilefit_retry["shared"] = getattr(
+                    getattr(kernel, "metadata", None), "shared", None
+                )
+            return launcher
+
+        tuner.compile_by_disabling_pipelining = compile_by_disabling_pipelining
+
+
+def _out_of_resources(error):
+    return type(error).__name__ in ("OutOfResources", "OutOfMemoryError")
 
 
 #: The max-autotune selections being judged, innermost last: each Triton template choice's launch
@@ -301,9 +347,14 @@ def _judge_choice(cls, choice, autotune_args):
         return float("inf")
     with _fake_mode():
         run = request.make_run_fn(*inputs, out=output)
-        _SELECTIONS[-1]["choice"] = choice
+        selection = _SELECTIONS[-1]
+        selection["choice"] = choice
+        selection["autotuner"] = None
         run()
-    autotuner = run.func.__self__
+    autotuner = selection["autotuner"]
+    if autotuner is None:
+        # The choice launched nothing tilefit saw: it is not judged, and not taken.
+        return float("inf")
     return float("inf") if autotuner._tilefit_no_valid else _FITS
 
 
@@ -334,10 +385,16 @@ def _call_site(frame):
 def _record(recorder, emulation, autotuner, args, kwargs):
     """Record one launch of an Inductor kernel: each config it would try, as candidates of one
     group (one config: the fixed launch)."""
-    configs = autotuner._tilefit_configs
+    configs = list(autotuner._tilefit_configs)
+    retry = autotuner._tilefit_retry
+    if retry is not None:
+        # The config that failed and the one Inductor retried it as: the kernel survives where
+        # the retry fits.
+        configs.append(retry["config"])
     selection = _SELECTIONS[-1] if _SELECTIONS else None
     if selection is not None:
         group = selection
+        selection["autotuner"] = autotuner
     else:
         recorder._next_group += 1
         site = _call_site(sys._getframe(2))
@@ -395,14 +452,19 @@ def _record(recorder, emulation, autotuner, args, kwargs):
         else:
             # One config (a template's table entry, a heuristic's one choice): a fixed launch.
             record.pop("autotune", None)
+        retried = retry is not None and config is retry["config"]
         record["inductor"] = {
             "kernel": meta.get("kernel_name") or autotuner.fn.__name__,
             "kind": _kind(autotuner),
             "source": autotuner.fn.fn.__code__.co_filename,
-            "shared": autotuner._tilefit_shared.get(id(config)),
+            "shared": retry["shared"]
+            if retried
+            else autotuner._tilefit_shared.get(id(config)),
             "no_valid_configs": autotuner._tilefit_no_valid,
             "tiles": _tiles(autotuner.fn),
         }
+        if retry is not None:
+            record["inductor"]["retry"] = {"num_stages": 1}
         if selection is not None:
             # A choice's module names its kernel by a placeholder: the choice's own name.
             chosen = selection.get("choice")
@@ -532,6 +594,12 @@ def _patch_torch_cuda():
         tensor.as_strided(size, stride, tensor.storage_offset() + offset)
     )
     torch._C._cuda_getCurrentRawStream = lambda device: 0
+    # Dynamo asks whether a CUDA graph is being captured (torch 2.15's front door): never,
+    # under the emulation.
+    if hasattr(torch._C, "_cuda_isCurrentStreamCapturing"):
+        torch._C._cuda_isCurrentStreamCapturing = lambda: False
+        # torch.cuda.graphs took the C++ function by name at import.
+        torch.cuda.graphs._cuda_isCurrentStreamCapturing = lambda: False
 
 
 def install(recorder, emulation):

@@ -165,6 +165,17 @@ pub struct InductorKernel {
     /// `BLOCK_M`, `BLOCK_N`...: constants, not arguments).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub tiles: BTreeMap<String, u64>,
+    /// Where none of its configs loaded, torch (2.15 and later) retried the last at this
+    /// `num_stages` before failing: the launch's last compile is that retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry: Option<InductorRetry>,
+}
+
+/// Inductor's retry of a kernel none of whose configs loads, without software pipelining.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct InductorRetry {
+    /// The stages of the retried config (1).
+    pub num_stages: u64,
 }
 
 /// A max-autotune selection: Inductor's choices for one op on the device, each Triton template

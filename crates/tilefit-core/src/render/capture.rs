@@ -126,7 +126,13 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
             }
         }
         let selection = launch.inductor.as_ref().and_then(|i| i.choices.as_ref());
+        let retry = launch.inductor.as_ref().and_then(|i| i.retry.as_ref());
         let config = match (&launch.autotune, configs.len()) {
+            (Some(_), 2) if retry.is_some() => format!(
+                "{}, retried at num_stages={}",
+                configs[0],
+                retry.map_or(1, |r| r.num_stages)
+            ),
             (Some(a), _) if selection.is_some() => {
                 let fallback = selection
                     .and_then(|c| c.fallback.as_deref())
@@ -216,6 +222,37 @@ fn inductor_note(launch: &LaunchReport, out: &mut String, prefix: &str) {
         control(&inductor.kind),
         control(module),
         control(&fails)
+    );
+}
+
+/// For a kernel torch retried at `num_stages=1` (none of its configs loaded): whether the retry
+/// rescues it on the device.
+fn retry_note(target: &TargetCapture, launch: &LaunchReport, out: &mut String, prefix: &str) {
+    let Some(retry) = launch.inductor.as_ref().and_then(|i| i.retry.as_ref()) else {
+        return;
+    };
+    let device = &target.device.device;
+    let compiles: Vec<&CompileReport> = launch
+        .compiles
+        .iter()
+        .filter_map(|&i| target.compiles.get(i))
+        .collect();
+    let (Some(first), Some(last)) = (compiles.first(), compiles.last()) else {
+        return;
+    };
+    let outcome = if launch.verdict.crashes() {
+        "which does not fit either: torch.compile fails here"
+    } else {
+        "which fits: the kernel runs, without software pipelining"
+    };
+    let _ = writeln!(
+        out,
+        "{prefix}{}: Inductor's config does not fit on {} ({}); torch retries it at num_stages={} ({}), {outcome}",
+        control(&crate::judge::capture::launch_text(launch)),
+        control(device),
+        control(&shown_bytes(first, device)),
+        retry.num_stages,
+        control(&shown_bytes(last, device)),
     );
 }
 
@@ -310,6 +347,7 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     }
     for launch in &target.launches {
         inductor_note(launch, out, prefix);
+        retry_note(target, launch, out, prefix);
         selection_note(target, launch, out, prefix);
         let Some(fix) = &launch.fix else { continue };
         let fits: Vec<String> = fix

@@ -20,6 +20,7 @@ fn selection(fallback: Option<&str>) -> InductorKernel {
             fallback: fallback.map(str::to_owned),
         }),
         tiles: BTreeMap::new(),
+        retry: None,
     }
 }
 

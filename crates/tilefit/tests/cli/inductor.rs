@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{emulate_python, scratch, tilefit_with};
+use super::{emulate_python, emulate_python_newest, scratch, tilefit_with};
 
 /// The template kernel's launch and its compile, on one target.
 fn template(target: &Value) -> (&Value, &Value) {
@@ -275,6 +275,92 @@ fn pytest_emulate_runs_a_suite_that_calls_torch_compile() {
     assert!(stdout.contains("gate failed"), "{stdout}");
 }
 
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn the_newest_torch_retries_at_one_stage_and_the_capture_says_whether_that_rescues() {
+    // torch 2.15 (Triton 3.9): where no config of a kernel loads, Inductor retries it at
+    // num_stages=1 before it fails. Flex attention's forward with head_dim 192 on an RTX PRO
+    // 6000 (172,032 bytes at 3 stages) is rescued at 1 stage (73,728); its backward is at 1
+    // stage already (114,688) and still fails; max-autotune's choices are judged as with 2.11.
+    let (run, report) = capture_with(
+        emulate_python_newest(),
+        "autotuned.py",
+        "rtx-pro-6000",
+        &["--", "192"],
+    );
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let target = &report["targets"][0];
+    assert!(
+        target["failures"].as_array().unwrap().is_empty(),
+        "{}",
+        target["failures"]
+    );
+    assert!(
+        report["triton_version"]
+            .as_str()
+            .unwrap()
+            .starts_with("3.9"),
+        "{}",
+        report["triton_version"]
+    );
+    let launches = target["launches"].as_array().unwrap();
+    let kernel = |prefix: &str| {
+        launches
+            .iter()
+            .find(|l| {
+                l["inductor"]["kernel"]
+                    .as_str()
+                    .unwrap()
+                    .starts_with(prefix)
+                    && l["inductor"]["kind"] == "template"
+            })
+            .unwrap_or_else(|| panic!("no {prefix} in {launches:?}"))
+    };
+    let bytes = |launch: &Value| -> Vec<u64> {
+        launch["compiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                target["compiles"][usize::try_from(i.as_u64().unwrap()).unwrap()]["result"]
+                    ["shared_bytes"]
+                    .as_u64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let forward = kernel("triton_tem_fused_flex_attention_");
+    assert_eq!(forward["inductor"]["retry"]["num_stages"], 1, "{forward}");
+    assert_eq!(bytes(forward), [172_032, 73_728]);
+    assert_eq!(forward["verdict"], "some-skipped");
+    assert!(
+        run.stdout.contains(
+            "torch retries it at num_stages=1 (73,728), which fits: the kernel runs, without software pipelining"
+        ),
+        "{}",
+        run.stdout
+    );
+    let backward = kernel("triton_tem_fused_flex_attention_backward");
+    assert_eq!(bytes(backward), [114_688]);
+    assert_eq!(backward["verdict"], "over");
+    assert!(
+        launches
+            .iter()
+            .any(|l| l["inductor"]["kind"] == "template-choice" && l["verdict"] == "some-skipped"),
+        "{launches:?}"
+    );
+    for compile in target["compiles"].as_array().unwrap() {
+        if let Some(inductor) = compile["inductor_shared"].as_u64() {
+            assert_eq!(
+                Some(inductor),
+                compile["result"]["shared_bytes"].as_u64(),
+                "{}",
+                compile["kernel"]["function"]
+            );
+        }
+    }
+}
+
 /// What every target of the capture holds: no failure, every kind of kernel the script makes,
 /// the training step's backward, and Inductor's bytes equal to tilefit's on every compile.
 fn check_target(target: &Value) {
@@ -324,6 +410,11 @@ fn check_target(target: &Value) {
 /// `tilefit capture fixtures/capture/SCRIPT --targets TARGETS --json ... [extra]` with the
 /// emulation's Python: the run and its JSON report.
 fn capture(script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
+    capture_with(emulate_python(), script, targets, extra)
+}
+
+/// [`capture`] with another Python (another torch release).
+fn capture_with(python: &Path, script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
     let dir = scratch(&format!("capture-inductor-{script}"));
     let json = dir.join("report.json");
     let path = fixture_script(script);
@@ -333,7 +424,7 @@ fn capture(script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
         "--targets",
         targets,
         "--python",
-        emulate_python().to_str().unwrap(),
+        python.to_str().unwrap(),
         "--json",
         json.to_str().unwrap(),
     ];

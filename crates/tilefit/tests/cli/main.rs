@@ -108,50 +108,72 @@ pub fn python() -> &'static Path {
 /// and brings the Triton it was built with).
 pub const EMULATION_TORCH: &str = "2.11.0";
 
+/// The newest torch release, whose Inductor the `torch.compile` capture is also tested against
+/// (it brings Triton 3.9).
+pub const EMULATION_TORCH_NEWEST: &str = "2.15.0";
+
 /// The Python with torch that `tilefit capture` tests run scripts with: `TILEFIT_EMULATE_PYTHON`
 /// when set (CI sets it), else a virtual environment with torch and pytest under tilefit's cache,
 /// made once (the real thing either way: torch's FakeTensor and Triton's compiler).
 pub fn emulate_python() -> &'static Path {
     static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON.get_or_init(|| {
-        if let Some(python) = std::env::var_os("TILEFIT_EMULATE_PYTHON") {
-            return PathBuf::from(python);
-        }
-        let cache = tilefit_core::compile::toolchain::default_cache_dir();
-        let venv = cache.join(format!("test-emulation-torch-{EMULATION_TORCH}"));
-        let python = venv.join("bin/python");
-        let ready = |python: &Path| {
-            Command::new(python)
-                .args(["-c", "import torch, pytest"])
-                .output()
-                .is_ok_and(|o| o.status.success())
-        };
-        if ready(&python) {
-            return python;
-        }
-        let staging = cache.join(format!(".staging-test-emulation-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&staging);
-        let made = Command::new("python3")
-            .args(["-m", "venv"])
-            .arg(&staging)
-            .status()
-            .expect("python3 makes a venv for the emulation tests");
-        assert!(made.success(), "python3 -m venv failed");
-        let installed = Command::new(staging.join("bin/python"))
-            .args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
-            .arg(format!("torch=={EMULATION_TORCH}"))
-            .arg("pytest")
-            .status()
-            .expect("pip runs");
-        assert!(
-            installed.success(),
-            "installing torch for the emulation tests (set TILEFIT_EMULATE_PYTHON to a Python with torch)"
-        );
-        let _ = std::fs::remove_dir_all(&venv);
-        std::fs::rename(&staging, &venv).expect("moving the emulation venv in place");
-        assert!(ready(&python), "the emulation venv does not import torch and pytest");
-        python
-    })
+    PYTHON.get_or_init(|| emulation_venv("TILEFIT_EMULATE_PYTHON", EMULATION_TORCH))
+}
+
+/// As [`emulate_python`], with the newest torch release ([`EMULATION_TORCH_NEWEST`]):
+/// `TILEFIT_EMULATE_PYTHON_NEWEST` when set (CI sets it).
+pub fn emulate_python_newest() -> &'static Path {
+    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
+    PYTHON.get_or_init(|| emulation_venv("TILEFIT_EMULATE_PYTHON_NEWEST", EMULATION_TORCH_NEWEST))
+}
+
+fn emulation_venv(variable: &str, torch: &str) -> PathBuf {
+    if let Some(python) = std::env::var_os(variable) {
+        return PathBuf::from(python);
+    }
+    let cache = tilefit_core::compile::toolchain::default_cache_dir();
+    let venv = cache.join(format!("test-emulation-torch-{torch}"));
+    let python = venv.join("bin/python");
+    let ready = |python: &Path| {
+        Command::new(python)
+            .args(["-c", "import torch, pytest"])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if ready(&python) {
+        return python;
+    }
+    let staging = cache.join(format!(".staging-test-emulation-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    let made = Command::new("python3")
+        .args(["-m", "venv"])
+        .arg(&staging)
+        .status()
+        .expect("python3 makes a venv for the emulation tests");
+    assert!(made.success(), "python3 -m venv failed");
+    let installed = Command::new(staging.join("bin/python"))
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .arg(format!("torch=={torch}"))
+        .arg("pytest")
+        .status()
+        .expect("pip runs");
+    assert!(
+        installed.success(),
+        "installing torch {torch} for the emulation tests (set {variable} to a Python with torch)"
+    );
+    let _ = std::fs::remove_dir_all(&venv);
+    std::fs::rename(&staging, &venv).expect("moving the emulation venv in place");
+    assert!(
+        ready(&python),
+        "the emulation venv does not import torch and pytest"
+    );
+    python
 }
 
 /// The folder every test's scratch folders live in: under the build's `target/tmp`, never
