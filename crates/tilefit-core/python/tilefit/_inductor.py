@@ -261,13 +261,12 @@ def _fake_mode():
 
 
 def _judge_choices(recorder, cls, choices, autotune_args):
-    from torch._inductor.select_algorithm import (
-        ExternKernelCaller,
-        TritonTemplateCaller,
-    )
+    from torch._inductor.select_algorithm import TritonTemplateCaller
 
     triton = [c for c in choices if isinstance(c, TritonTemplateCaller)]
-    extern = [c for c in choices if isinstance(c, ExternKernelCaller)]
+    # What runs where no Triton choice fits: ATen's kernels, and any other choice Inductor
+    # offers (a decomposition, which is its own graph).
+    extern = [c for c in choices if not isinstance(c, TritonTemplateCaller)]
     recorder._next_group += 1
     site = _call_site(sys._getframe(2))
     keys = sorted(
@@ -325,8 +324,14 @@ def _op(choice):
 
 
 def _fallback(extern):
-    names = [getattr(c, "name", None) or type(c).__name__ for c in extern]
-    return ", ".join(f"ATen {n}" for n in names) or None
+    from torch._inductor.select_algorithm import ExternKernelCaller
+
+    names = [
+        ("ATen " if isinstance(c, ExternKernelCaller) else "")
+        + str(getattr(c, "name", None) or type(c).__name__)
+        for c in extern
+    ]
+    return ", ".join(names) or None
 
 
 def _judge_choice(cls, choice, autotune_args):
