@@ -361,6 +361,75 @@ fn the_newest_torch_retries_at_one_stage_and_the_capture_says_whether_that_rescu
     }
 }
 
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn the_public_flex_attention_reports_are_reproduced_from_their_model_code() {
+    // examples/compile/reports/: each report's shapes and mask, its device, and the bytes its
+    // error message gives (`Required: N`), compiled here for that device.
+    let cases: [(&str, &Path, &str, &str, u64); 3] = [
+        // pytorch#180278: torch 2.11's sm_86 fallthrough for head_dim 192.
+        (
+            "pytorch_180278.py",
+            emulate_python(),
+            "a10",
+            "triton_tem_fused_flex_attention_",
+            139_776,
+        ),
+        // NVIDIA-NeMo/Automodel#3064: head_dim 512 on an H100.
+        (
+            "nemo_automodel_3064.py",
+            emulate_python(),
+            "h100",
+            "triton_tem_fused_flex_attention_",
+            263_168,
+        ),
+        // pytorch#198224: the sm_12x backward default for head_dim > 128 on a GB10 (the
+        // forward, over at 3 stages, is rescued at 1 by torch 2.15's retry; the backward, at 1
+        // stage already, is not).
+        (
+            "pytorch_198224.py",
+            emulate_python_newest(),
+            "gb10",
+            "triton_tem_fused_flex_attention_backward",
+            114_688,
+        ),
+    ];
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/compile/reports");
+    for (script, python, device, kernel, required) in cases {
+        let (run, report) = capture_path(python, &root.join(script), device, &[]);
+        assert_eq!(run.code, 1, "{script}: {}\n{}", run.stdout, run.stderr);
+        let target = &report["targets"][0];
+        assert!(
+            target["failures"].as_array().unwrap().is_empty(),
+            "{script}: {}",
+            target["failures"]
+        );
+        let launch = target["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| {
+                l["inductor"]["kind"] == "template"
+                    && l["inductor"]["kernel"]
+                        .as_str()
+                        .unwrap()
+                        .starts_with(kernel)
+                    && l["verdict"] == "over"
+            })
+            .unwrap_or_else(|| panic!("{script}: no {kernel} over on {device}"));
+        let at = usize::try_from(launch["compiles"][0].as_u64().unwrap()).unwrap();
+        assert_eq!(
+            target["compiles"][at]["result"]["shared_bytes"], required,
+            "{script}"
+        );
+        let error = launch["inductor"]["no_valid_configs"].as_str().unwrap();
+        assert!(
+            error.contains(&format!("Required: {required}")),
+            "{script}: {error}"
+        );
+    }
+}
+
 /// What every target of the capture holds: no failure, every kind of kernel the script makes,
 /// the training step's backward, and Inductor's bytes equal to tilefit's on every compile.
 fn check_target(target: &Value) {
@@ -415,9 +484,14 @@ fn capture(script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
 
 /// [`capture`] with another Python (another torch release).
 fn capture_with(python: &Path, script: &str, targets: &str, extra: &[&str]) -> (super::Run, Value) {
+    capture_path(python, &fixture_script(script), targets, extra)
+}
+
+/// [`capture_with`] of a script anywhere.
+fn capture_path(python: &Path, path: &Path, targets: &str, extra: &[&str]) -> (super::Run, Value) {
+    let script = path.file_name().unwrap().to_str().unwrap();
     let dir = scratch(&format!("capture-inductor-{script}"));
     let json = dir.join("report.json");
-    let path = fixture_script(script);
     let mut args = vec![
         "capture",
         path.to_str().unwrap(),
