@@ -48,6 +48,66 @@ pub fn candidates(compile: &Compile, backend: &str) -> Vec<(Candidate, Compile)>
         .collect()
 }
 
+/// The candidates nearest to a template kernel's `compile` whose tiles are constants of its
+/// generated source (`tiles`, Inductor's `BLOCK_M : tl.constexpr = 64`): as [`candidates`], with
+/// those tiles among the keys a candidate may halve; each with the tiles it changes, which
+/// [`edit_tiles`] writes into the kernel's scope.
+pub fn template_candidates(
+    compile: &Compile,
+    backend: &str,
+    tiles: &BTreeMap<String, u64>,
+) -> Vec<(Candidate, Compile, BTreeMap<String, u64>)> {
+    let mut config: BTreeMap<String, Value> = compile.constexprs.clone();
+    config.extend(compile.options.clone());
+    config
+        .entry("num_stages".to_owned())
+        .or_insert_with(|| Value::from(default_stages(backend)));
+    for (key, value) in tiles {
+        config.insert(key.clone(), Value::from(*value));
+    }
+    let tile_keys = launch_tile_keys(&config);
+    candidates_over(&config, &tile_keys)
+        .into_iter()
+        .take(MAX_CANDIDATES)
+        .map(|candidate| {
+            let mut next = compile.clone();
+            let mut edits = BTreeMap::new();
+            for (key, value) in &candidate.entry {
+                if let Some(old) = tiles.get(key) {
+                    if let Some(new) = value.as_u64().filter(|new| new != old) {
+                        edits.insert(key.clone(), new);
+                    }
+                } else if next.constexprs.contains_key(key) {
+                    next.constexprs.insert(key.clone(), value.clone());
+                } else {
+                    next.options.insert(key.clone(), value.clone());
+                }
+            }
+            (candidate, next, edits)
+        })
+        .collect()
+}
+
+/// A kernel's scope text with its source's tile constants (`tiles`, as captured) set to
+/// `edits`; None where one is not found there as Inductor writes it.
+pub fn edit_tiles(
+    scope: &str,
+    tiles: &BTreeMap<String, u64>,
+    edits: &BTreeMap<String, u64>,
+) -> Option<String> {
+    let mut text = scope.to_owned();
+    for (key, new) in edits {
+        let old = tiles.get(key)?;
+        // The source is a Python string literal in the scope: its newlines are `\n`.
+        let from = format!(" {key} : tl.constexpr = {old}\\n");
+        if !text.contains(&from) {
+            return None;
+        }
+        text = text.replace(&from, &format!(" {key} : tl.constexpr = {new}\\n"));
+    }
+    Some(text)
+}
+
 /// A JSON value as a Python literal (`True`, `None`, `'bf16'`).
 fn python(value: &Value) -> String {
     match value {
@@ -187,7 +247,10 @@ fn inductor_pass(inductor: &InductorKernel, candidate: &Candidate) -> String {
         let mut all: Vec<String> = inductor
             .tiles
             .iter()
-            .map(|(k, v)| format!("\"{prefix}{k}\": {v}"))
+            .map(|(k, v)| {
+                let v = candidate.entry.get(k).and_then(Value::as_u64).unwrap_or(*v);
+                format!("\"{prefix}{k}\": {v}")
+            })
             .collect();
         for key in ["num_stages", "num_warps"] {
             if let Some(value) = candidate.entry.get(key) {

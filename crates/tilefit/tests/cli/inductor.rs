@@ -430,6 +430,49 @@ fn the_public_flex_attention_reports_are_reproduced_from_their_model_code() {
     }
 }
 
+#[test]
+#[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
+fn the_flex_fix_passed_to_flex_attention_gives_the_bytes_it_names() {
+    // fp32 head_dim 192 on an RTX PRO 6000 (344,320 bytes): no stage count fits with the
+    // table's 64x64 tiles, so the fix halves them in the template's source. Passed back as
+    // kernel_options, Inductor renders and compiles that config itself: the same bytes, and it
+    // fits.
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/compile/flex_attention.py");
+    let (_, report) = capture_path(
+        emulate_python(),
+        &example,
+        "rtx-pro-6000",
+        &["--", "192", "fp32"],
+    );
+    let target = &report["targets"][0];
+    let (launch, compile) = template(target);
+    assert_eq!(compile["result"]["shared_bytes"], 344_320);
+    let fix = &launch["fix"];
+    let pass = fix["pass"].as_str().unwrap();
+    let options = pass
+        .strip_prefix("pass kernel_options=")
+        .and_then(|p| p.strip_suffix(" to flex_attention"))
+        .unwrap_or_else(|| panic!("{pass}"));
+    let parsed: Value = serde_json::from_str(options).unwrap();
+    assert!(
+        parsed["BLOCK_M"].as_u64().unwrap() < 64 || parsed["BLOCK_N"].as_u64().unwrap() < 64,
+        "{pass}"
+    );
+    let named = fix["fits"][0]["shared_bytes"].as_u64().unwrap();
+    let (run, again) = capture_path(
+        emulate_python(),
+        &example,
+        "rtx-pro-6000",
+        &["--", "192", "fp32", "--kernel-options", options],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let (applied, bytes) = template(&again["targets"][0]);
+    assert_eq!(applied["verdict"], "fits");
+    assert_eq!(bytes["result"]["shared_bytes"], named);
+    assert_eq!(bytes["inductor_shared"], named);
+}
+
 /// What every target of the capture holds: no failure, every kind of kernel the script makes,
 /// the training step's backward, and Inductor's bytes equal to tilefit's on every compile.
 fn check_target(target: &Value) {

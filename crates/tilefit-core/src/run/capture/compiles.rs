@@ -168,6 +168,8 @@ fn fix_launches(
     let target = report.device.clone();
     let backend = report.emulated.backend.clone();
     let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
+    // Scope texts of templates with edited tiles, by digest.
+    let mut edited: BTreeMap<String, String> = BTreeMap::new();
     for (at, launch) in report.launches.iter().enumerate() {
         if !matches!(
             launch.verdict,
@@ -190,7 +192,37 @@ fn fix_launches(
             inductor_shared: None,
             inductor_choice: None,
         };
-        wanted.push((at, crate::fix::launch::candidates(&compile, &backend)));
+        // A template Inductor generated sets its tiles as constants of its source: its
+        // candidates with smaller tiles are compiles of an edited copy of its scope.
+        let tiles = launch
+            .inductor
+            .as_ref()
+            .filter(|i| i.choices.is_none())
+            .map(|i| i.tiles.clone())
+            .unwrap_or_default();
+        let candidates = if tiles.is_empty() {
+            crate::fix::launch::candidates(&compile, &backend)
+        } else {
+            let scope = compile
+                .kernel
+                .scope
+                .as_ref()
+                .and_then(|d| report.scopes.get(d));
+            crate::fix::launch::template_candidates(&compile, &backend, &tiles)
+                .into_iter()
+                .filter_map(|(candidate, mut next, edits)| {
+                    if edits.is_empty() {
+                        return Some((candidate, next));
+                    }
+                    let text = crate::fix::launch::edit_tiles(scope?, &tiles, &edits)?;
+                    let digest = crate::digest::sha256(text.as_bytes());
+                    next.kernel.scope = Some(digest.clone());
+                    edited.insert(digest, text);
+                    Some((candidate, next))
+                })
+                .collect()
+        };
+        wanted.push((at, candidates));
     }
     if wanted.is_empty() {
         return;
@@ -199,7 +231,14 @@ fn fix_launches(
         .iter()
         .flat_map(|(_, c)| c.iter().map(|(_, compile)| compile.clone()))
         .collect();
-    let results = compile_all(pipeline, &all, &report.scopes, &target, on_event);
+    let scopes = if edited.is_empty() {
+        std::borrow::Cow::Borrowed(&report.scopes)
+    } else {
+        let mut all = report.scopes.clone();
+        all.extend(edited);
+        std::borrow::Cow::Owned(all)
+    };
+    let results = compile_all(pipeline, &all, &scopes, &target, on_event);
     let mut next = results.iter();
     for (at, candidates) in wanted {
         let bytes: Vec<Option<u64>> = candidates
