@@ -53,22 +53,22 @@ class Recorder:
         stack's innermost user frame), or where the script let it out."""
         if getattr(error, "_tilefit_recorded", False):
             return
-        try:
-            error._tilefit_recorded = True
-        except AttributeError:
-            pass
         frame = (
             _user_frame(sys._getframe(2)) if here else _user_frame(error.__traceback__)
         )
-        self.stopped.append(
-            {
-                "call": call or self.current_call,
-                "file": frame[0] if frame else None,
-                "line": frame[1] if frame else None,
-                "reason": _emulation.stop_reason(error)
-                or f"{type(error).__name__}: {error}",
-            }
-        )
+        entry = {
+            "call": call or self.current_call,
+            "file": frame[0] if frame else None,
+            "line": frame[1] if frame else None,
+            "reason": _emulation.stop_reason(error)
+            or f"{type(error).__name__}: {error}",
+        }
+        self.stopped.append(entry)
+        try:
+            error._tilefit_recorded = True
+            error._tilefit_stop = entry
+        except AttributeError:
+            pass
 
     def as_json(self):
         import torch

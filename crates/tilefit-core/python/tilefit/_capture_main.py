@@ -104,6 +104,12 @@ def main(argv):
         except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
             if _emulation.stop_reason(error) is not None:
                 recorder.stop(error)
+                # It ended the script: what the script runs after it was never run.
+                entry = getattr(error, "_tilefit_stop", None)
+                if entry is None and recorder.stopped:
+                    entry = recorder.stopped[-1]
+                if entry is not None:
+                    entry["ended"] = True
             elif _recorded(error):
                 # Recorded where it was raised (a compile that failed under the emulation).
                 code = 1

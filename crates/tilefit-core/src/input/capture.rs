@@ -268,6 +268,10 @@ pub struct Stopped {
     pub line: Option<u64>,
     /// Why.
     pub reason: String,
+    /// The stop ended the script (it was not caught): what the script runs after it was never
+    /// run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ended: bool,
 }
 
 /// An error of the script that is not a stop.

@@ -155,9 +155,10 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
 }
 
 /// Why a target fails closed, each a line of the report. A target passes only when its script
-/// ran to its end with status 0, its records were read whole, every launch was compiled and
-/// judged, and at least one launch was captured (unless `allow_empty`). Stopped calls and
-/// launches over budget are the gate's (`--fail-on stopped`, `baseline`, `none-fits`).
+/// ran to its end with status 0 (a stop it did not catch ends it early), its records were read
+/// whole, every launch was compiled and judged, and at least one launch was captured (unless
+/// `allow_empty`). Stopped calls the script went on from, and launches over budget, are the
+/// gate's (`--fail-on stopped`, `baseline`, `none-fits`).
 pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetFailure> {
     // A script error is the line; the status 1 it ended with says nothing more.
     let raised = !target.errors.is_empty()
@@ -183,6 +184,19 @@ pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetF
         fail(
             FailureCode::ScriptError,
             format!("the script raised{place}: {}", error.error),
+        );
+    }
+    for stop in target.stopped.iter().filter(|s| s.ended) {
+        let place = match (&stop.file, stop.line) {
+            (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
+            _ => String::new(),
+        };
+        fail(
+            FailureCode::StoppedEarly,
+            format!(
+                "the script stopped{place} ({}) and ended there: what it runs after that line was never run, so it is not judged (catch the stop, or avoid the call, to judge the rest)",
+                stop.reason
+            ),
         );
     }
     for test in target.tests.iter().filter(|t| t.outcome == "failed") {

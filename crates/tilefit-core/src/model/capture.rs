@@ -128,6 +128,8 @@ pub enum FailureCode {
     Empty,
     /// A test could not be collected, or failed for a reason that is not an emulation limit.
     TestFailed,
+    /// A stop the script did not catch ended it: the rest of the script was not run.
+    StoppedEarly,
 }
 
 impl FailureCode {
@@ -144,6 +146,7 @@ impl FailureCode {
             FailureCode::CompileError => "compile-error",
             FailureCode::Empty => "empty",
             FailureCode::TestFailed => "test-failed",
+            FailureCode::StoppedEarly => "stopped-early",
         }
     }
 }

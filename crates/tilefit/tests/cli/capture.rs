@@ -276,6 +276,30 @@ fn a_call_stopped_at_item_names_its_line_and_the_script_goes_on() {
 }
 
 #[test]
+fn a_stop_the_script_does_not_catch_ends_it_and_fails_the_target() {
+    // `.item()` ends the script: the launch after it was never run, so the run is not a pass,
+    // although every launch it did make fits.
+    let (run, report) = capture(&fixture("stops_early.py"), "h100", &[], &[]);
+    assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
+    let h100 = target(&report, "h100");
+    assert_eq!(launches(&report, "h100", "copy").len(), 1, "{h100}");
+    let stopped = h100["stopped"].as_array().unwrap();
+    assert_eq!(stopped.len(), 1, "{h100}");
+    assert_eq!(stopped[0]["ended"], true);
+    let source = std::fs::read_to_string(fixture("stops_early.py")).unwrap();
+    let line = source.lines().position(|l| l.contains("checksum")).unwrap() + 1;
+    let failures = h100["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert_eq!(failures[0]["code"], "stopped-early");
+    let message = failures[0]["message"].as_str().unwrap();
+    assert!(
+        message.contains(&format!("stopped at stops_early.py:{line}"))
+            && message.contains("never run"),
+        "{message}"
+    );
+}
+
+#[test]
 fn the_gate_fails_at_the_launching_line_and_annotates_the_kernel_too() {
     let (run, _) = capture(
         &fixture("kernels.py"),
