@@ -18,6 +18,18 @@ import sys
 import traceback
 
 
+def _device_failure(error):
+    """The error in ``error``'s chain that the device raises too (a judged launch records why:
+    torch.compile's selection with no choice that fits), or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if getattr(error, "_tilefit_device_failure", False):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def _recorded(error):
     """Whether ``error`` or an error it was raised from was recorded where it was raised."""
     seen = set()
@@ -110,6 +122,21 @@ def main(argv):
                     entry = recorder.stopped[-1]
                 if entry is not None:
                     entry["ended"] = True
+            elif _device_failure(error) is not None:
+                # The device fails here too: the script ends as it would there, and says why.
+                cause = _device_failure(error)
+                where = _capture._user_frame(error.__traceback__)
+                recorder.errors.append(
+                    {
+                        "call": recorder.current_call,
+                        "error": "torch.compile fails here, as on the device (the launch "
+                        f"judged above): {type(cause).__name__}: {cause}",
+                        "traceback": traceback.format_exc(limit=-12),
+                        "file": where[0] if where else None,
+                        "line": where[1] if where else None,
+                    }
+                )
+                code = 1
             elif _recorded(error):
                 # Recorded where it was raised (a compile that failed under the emulation).
                 code = 1

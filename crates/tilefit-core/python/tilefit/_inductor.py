@@ -68,9 +68,7 @@ def _compile_fx(module, recorder, _emulation_):
         try:
             return inner(*args, **kwargs)
         except Exception as error:
-            if _emulation.stop_reason(error) is None and not getattr(
-                error, "_tilefit_recorded", False
-            ):
+            if _emulation.stop_reason(error) is None and not _recorded(error):
                 where = _capture._user_frame(_call_site(sys._getframe(1)))
                 recorder.errors.append(
                     {
@@ -86,6 +84,21 @@ def _compile_fx(module, recorder, _emulation_):
             raise
 
     module._compile_fx_inner = compile_fx_inner
+
+
+def _recorded(error):
+    """Whether ``error`` or one it was raised from was recorded where it was raised, or is the
+    device's own failure that a judged launch records (Inductor wraps a lowering's error: a
+    selection none of whose choices fits)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if getattr(error, "_tilefit_recorded", False) or getattr(
+            error, "_tilefit_device_failure", False
+        ):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False
 
 
 def _config(module, _recorder, _emulation_):
@@ -163,8 +176,10 @@ def _heuristics(module, recorder, emulation):
         self._tilefit_shared = {}
         self._tilefit_no_valid = None
         self._tilefit_retry = None
+        self._tilefit_precompiled = False
 
     def precompile_(self, *args, **kwargs):
+        self._tilefit_precompiled = True
         try:
             precompile(self, *args, **kwargs)
         except Exception as error:
@@ -182,6 +197,10 @@ def _heuristics(module, recorder, emulation):
                 self._tilefit_shared[id(result.config)] = shared
 
     def run(self, *args, stream=None, benchmark_run=False, **kwargs):
+        if not self._tilefit_precompiled and not self.launchers:
+            # A kernel first loaded at its launch compiles there, as its own run does (torch
+            # 2.15's max-autotune loads each choice's module afresh to run it).
+            precompile_(self)
         _record(recorder, emulation, self, args, kwargs)
 
     tuner.__init__ = __init__
@@ -300,11 +319,15 @@ def _judge_choices(recorder, cls, choices, autotune_args):
         _SELECTIONS.pop()
     fitting = [c for c in triton if timings[c] == _FITS]
     if not fitting and not extern and triton:
-        # On the device the compile fails here; the selection's launches say so, and the first
-        # choice goes on so that the rest of the graph is judged.
+        # On the device the compile fails here: the selection's launches say so, and the
+        # compile fails as it does there (recorded: not an error of the emulation).
         for record in selection.get("records", []):
             record["inductor"]["no_valid_configs"] = _NO_VALID_CHOICES
-        timings[triton[0]] = _FITS
+        from torch._inductor.select_algorithm import NoValidChoicesError
+
+        error = NoValidChoicesError(_NO_VALID_CHOICES.split(": ", 1)[1])
+        error._tilefit_device_failure = True
+        raise error
     return timings
 
 

@@ -241,9 +241,10 @@ fn inductor_pass(inductor: &InductorKernel, candidate: &Candidate) -> String {
     }
     if inductor.kind == "template" && inductor.kernel.contains("flex_attention") {
         // The whole config, as kernel_options sets it: the template's tiles (the candidate keeps
-        // them) and the candidate's warps and stages.
+        // them) and the candidate's warps and stages, each for this kernel alone: a plain key
+        // sets the forward and the backward alike (`fwd_`/`bwd_` set one).
         let backward = inductor.kernel.contains("flex_attention_backward");
-        let prefix = if backward { "bwd_" } else { "" };
+        let prefix = if backward { "bwd_" } else { "fwd_" };
         let mut all: Vec<String> = inductor
             .tiles
             .iter()

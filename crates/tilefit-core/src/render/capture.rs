@@ -228,7 +228,13 @@ fn inductor_note(launch: &LaunchReport, out: &mut String, prefix: &str) {
 /// For a kernel torch retried at `num_stages=1` (none of its configs loaded): whether the retry
 /// rescues it on the device.
 fn retry_note(target: &TargetCapture, launch: &LaunchReport, out: &mut String, prefix: &str) {
-    let Some(retry) = launch.inductor.as_ref().and_then(|i| i.retry.as_ref()) else {
+    let Some(retry) = launch
+        .inductor
+        .as_ref()
+        .filter(|i| i.choices.is_none())
+        .and_then(|i| i.retry.as_ref())
+    else {
+        // A selection's retries are its note's.
         return;
     };
     let device = &target.device.device;
@@ -286,28 +292,60 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
         return;
     };
     let device = &target.device.device;
-    let compiles: Vec<&CompileReport> = launch
+    let over_here = |c: &CompileReport| {
+        c.result.as_ref().is_some_and(|r| {
+            r.verdicts
+                .iter()
+                .any(|v| v.device == *device && v.over_by.is_some())
+        })
+    };
+    // Each choice's compiles: its config, and (torch 2.15) its retry at one stage where the
+    // config did not load.
+    let mut by_choice: BTreeMap<String, Vec<&CompileReport>> = BTreeMap::new();
+    let mut order: Vec<String> = Vec::new();
+    for compile in launch
         .compiles
         .iter()
         .filter_map(|&i| target.compiles.get(i))
-        .collect();
-    let over: Vec<String> = compiles
-        .iter()
-        .filter(|c| {
-            c.result.as_ref().is_some_and(|r| {
-                r.verdicts
-                    .iter()
-                    .any(|v| v.device == *device && v.over_by.is_some())
-            })
-        })
-        .map(|c| format!("{} ({})", choice_config(c), shown_bytes(c, device)))
-        .collect();
-    if over.is_empty() {
+    {
+        let key = compile.inductor_choice.clone().unwrap_or_default();
+        if !by_choice.contains_key(&key) {
+            order.push(key.clone());
+        }
+        by_choice.entry(key).or_default().push(compile);
+    }
+    let mut over = Vec::new();
+    let mut rescued = Vec::new();
+    for key in &order {
+        let compiles = &by_choice[key];
+        let Some(first) = compiles.first() else {
+            continue;
+        };
+        if !over_here(first) {
+            continue;
+        }
+        match compiles.get(1) {
+            Some(retry) if !over_here(retry) => rescued.push(format!(
+                "{} ({} -> {})",
+                choice_config(first),
+                shown_bytes(first, device),
+                shown_bytes(retry, device)
+            )),
+            _ => over.push(format!(
+                "{} ({})",
+                choice_config(first),
+                shown_bytes(first, device)
+            )),
+        }
+    }
+    if over.is_empty() && rescued.is_empty() {
         return;
     }
-    let fit = compiles.len() - over.len();
+    let total = order.len();
+    let usable = total - over.len();
+    let fit = usable - rescued.len();
     let op = choices.op.as_deref().unwrap_or("template");
-    let then = match (fit, choices.fallback.as_deref()) {
+    let then = match (usable, choices.fallback.as_deref()) {
         (0, Some(fallback)) => format!("; no Triton choice fits: {fallback} runs instead"),
         (0, None) => "; no choice fits and there is no ATen fallback: the compile fails".to_owned(),
         _ => String::new(),
@@ -319,14 +357,37 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
             s.line
         )
     });
+    let skips = if over.is_empty() {
+        String::new()
+    } else {
+        format!("; the autotuner skips {}", over.join("; "))
+    };
+    let retried = if rescued.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "; torch retries {} at num_stages=1, where {}: {}",
+            if rescued.len() == 1 {
+                "one"
+            } else {
+                "the rest"
+            },
+            if rescued.len() == 1 {
+                "it fits"
+            } else {
+                "they fit"
+            },
+            rescued.join("; ")
+        )
+    };
     let _ = writeln!(
         out,
-        "{prefix}max-autotune's {}{} on {}: {fit} of {} Triton choices fit; the autotuner skips {}{}",
+        "{prefix}max-autotune's {}{} on {}: {fit} of {total} Triton choices fit{}{}{}",
         control(op),
         control(&site),
         control(device),
-        compiles.len(),
-        control(&over.join("; ")),
+        control(&retried),
+        control(&skips),
         control(&then)
     );
 }

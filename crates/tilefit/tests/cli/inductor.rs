@@ -63,7 +63,7 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
     let fix = &desk["fix"];
     assert_eq!(
         fix["pass"],
-        "pass kernel_options={\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"num_stages\": 1, \"num_warps\": 4} to flex_attention",
+        "pass kernel_options={\"fwd_BLOCK_M\": 64, \"fwd_BLOCK_N\": 64, \"fwd_num_stages\": 1, \"fwd_num_warps\": 4} to flex_attention",
         "{fix}"
     );
     assert!(
@@ -269,7 +269,9 @@ fn pytest_emulate_runs_a_suite_that_calls_torch_compile() {
     assert!(stdout.contains("would miss rtx-pro-6000"), "{stdout}");
     assert!(!stdout.contains("would miss h100"), "{stdout}");
     assert!(
-        stdout.contains("pass kernel_options={\"BLOCK_M\": 64, \"BLOCK_N\": 64, \"num_stages\": 1"),
+        stdout.contains(
+            "pass kernel_options={\"fwd_BLOCK_M\": 64, \"fwd_BLOCK_N\": 64, \"fwd_num_stages\": 1"
+        ),
         "{stdout}"
     );
     assert!(stdout.contains("gate failed"), "{stdout}");
@@ -456,7 +458,8 @@ fn the_flex_fix_passed_to_flex_attention_gives_the_bytes_it_names() {
         .unwrap_or_else(|| panic!("{pass}"));
     let parsed: Value = serde_json::from_str(options).unwrap();
     assert!(
-        parsed["BLOCK_M"].as_u64().unwrap() < 64 || parsed["BLOCK_N"].as_u64().unwrap() < 64,
+        parsed["fwd_BLOCK_M"].as_u64().unwrap() < 64
+            || parsed["fwd_BLOCK_N"].as_u64().unwrap() < 64,
         "{pass}"
     );
     let named = fix["fits"][0]["shared_bytes"].as_u64().unwrap();
