@@ -163,11 +163,18 @@ pub fn fix_of(
                 .iter()
                 .map(|(k, v)| format!("{k}={v}"))
                 .collect();
+            let tried = if candidates.is_empty() {
+                "it is at one stage already, and tilefit does not halve these tiles".to_owned()
+            } else {
+                format!(
+                    "none of the {} nearest configs tilefit compiled fits",
+                    candidates.len()
+                )
+            };
             return Some(LaunchFix {
                 fits: Vec::new(),
                 pass: format!(
-                    "none of the {} nearest configs with the template's tiles ({}) fits: smaller tiles are the way out (for flex attention, kernel_options; the backward's with a bwd_ prefix), and tilefit does not compile those yet",
-                    candidates.len(),
+                    "no fix compiled for the template's tiles ({}): {tried}; smaller tiles that keep their ratios are the way out (for flex attention's backward, kernel_options with bwd_BLOCK_M1, bwd_BLOCK_N1, bwd_BLOCK_M2, bwd_BLOCK_N2)",
                     tiles.join(" ")
                 ),
             });

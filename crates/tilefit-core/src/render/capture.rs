@@ -382,7 +382,7 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
     };
     let _ = writeln!(
         out,
-        "{prefix}max-autotune's {}{} on {}: {fit} of {total} Triton choices fit{}{}{}",
+        "{prefix}max-autotune's {}{} on {}: {fit} of {total} Triton choices fit{}{}{} (the capture takes the first choice that fits where the device takes the fastest)",
         control(op),
         control(&site),
         control(device),
