@@ -66,7 +66,13 @@ pub fn template_candidates(
         config.insert(key.clone(), Value::from(*value));
     }
     let tile_keys = launch_tile_keys(&config);
-    candidates_over(&config, &tile_keys)
+    let paired = paired_tile_candidates(&config);
+    let candidates = if paired.is_empty() {
+        candidates_over(&config, &tile_keys)
+    } else {
+        paired
+    };
+    candidates
         .into_iter()
         .take(MAX_CANDIDATES)
         .map(|candidate| {
@@ -86,6 +92,58 @@ pub fn template_candidates(
             (candidate, next, edits)
         })
         .collect()
+}
+
+/// The smallest tile a candidate takes.
+const MIN_PAIRED_TILE: u64 = 16;
+
+/// Flex attention's backward tiles come in two pairs that must keep their ratios (its template
+/// computes dK/dV over `BLOCK_N1` keys in steps of `BLOCK_M1` queries, and dQ over `BLOCK_M2`
+/// queries in steps of `BLOCK_N2` keys: each the outer tile a multiple of the inner). Its
+/// candidates, fewest changes first: the two inner tiles halved, then all four, then the
+/// inner ones again; each at every stage count from the kernel's own down. None for a kernel
+/// without those four tiles.
+fn paired_tile_candidates(config: &BTreeMap<String, Value>) -> Vec<Candidate> {
+    let get = |k: &str| config.get(k).and_then(Value::as_u64);
+    let (Some(m1), Some(n1), Some(m2), Some(n2)) = (
+        get("BLOCK_M1"),
+        get("BLOCK_N1"),
+        get("BLOCK_M2"),
+        get("BLOCK_N2"),
+    ) else {
+        return Vec::new();
+    };
+    let stages = get("num_stages").unwrap_or(1).max(1);
+    let shapes = [
+        (m1 / 2, n1, m2, n2 / 2),
+        (m1 / 2, n1 / 2, m2 / 2, n2 / 2),
+        (m1 / 4, n1 / 2, m2 / 2, n2 / 4),
+        (m1 / 4, n1 / 4, m2 / 4, n2 / 4),
+    ];
+    let mut out = Vec::new();
+    for (a, b, c, d) in shapes {
+        if [a, b, c, d].iter().any(|&t| t < MIN_PAIRED_TILE) || b % a != 0 || c % d != 0 {
+            continue;
+        }
+        for s in (1..=stages).rev() {
+            let mut entry = config.clone();
+            let mut changes = Vec::new();
+            for (key, old, new) in [
+                ("BLOCK_M1", m1, a),
+                ("BLOCK_N1", n1, b),
+                ("BLOCK_M2", m2, c),
+                ("BLOCK_N2", n2, d),
+                ("num_stages", stages, s),
+            ] {
+                if old != new {
+                    entry.insert(key.to_owned(), Value::from(new));
+                    changes.push(format!("{key} {old} -> {new}"));
+                }
+            }
+            out.push(Candidate { entry, changes });
+        }
+    }
+    out
 }
 
 /// A kernel's scope text with its source's tile constants (`tiles`, as captured) set to

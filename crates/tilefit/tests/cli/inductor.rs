@@ -429,7 +429,57 @@ fn the_public_flex_attention_reports_are_reproduced_from_their_model_code() {
             error.contains(&format!("Required: {required}")),
             "{script}: {error}"
         );
+        if script == "pytorch_198224.py" {
+            backward_fix_is_what_inductor_compiles(launch);
+        }
     }
+}
+
+/// pytorch#198224's backward is at one stage already: its fix halves the tiles in pairs that
+/// keep their ratios, and passed back as `bwd_` kernel_options, Inductor's own compile of the
+/// backward gives the bytes the fix names, and fits.
+fn backward_fix_is_what_inductor_compiles(launch: &Value) {
+    let fix = &launch["fix"];
+    let pass = fix["pass"].as_str().unwrap();
+    let options = pass
+        .strip_prefix("pass kernel_options=")
+        .and_then(|p| p.strip_suffix(" to flex_attention"))
+        .unwrap_or_else(|| panic!("{pass}"));
+    assert!(options.contains("\"bwd_BLOCK_M1\""), "{pass}");
+    let named = fix["fits"][0]["shared_bytes"].as_u64().unwrap();
+    assert!(named <= 101_376, "{fix}");
+    let example =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/compile/flex_attention.py");
+    let (run, again) = capture_path(
+        emulate_python_newest(),
+        &example,
+        "gb10",
+        &[
+            "--",
+            "192",
+            "bf16",
+            "--backward",
+            "--kernel-options",
+            options,
+        ],
+    );
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    let target = &again["targets"][0];
+    let backward = target["launches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| {
+            l["inductor"]["kernel"]
+                .as_str()
+                .unwrap()
+                .starts_with("triton_tem_fused_flex_attention_backward")
+        })
+        .unwrap_or_else(|| panic!("no backward in {target}"));
+    assert_eq!(backward["verdict"], "fits");
+    let at = usize::try_from(backward["compiles"][0].as_u64().unwrap()).unwrap();
+    assert_eq!(target["compiles"][at]["result"]["shared_bytes"], named);
+    assert_eq!(target["compiles"][at]["inductor_shared"], named);
 }
 
 #[test]
