@@ -147,7 +147,8 @@ fn paired_tile_candidates(config: &BTreeMap<String, Value>) -> Vec<Candidate> {
 }
 
 /// A kernel's scope text with its source's tile constants (`tiles`, as captured) set to
-/// `edits`; None where one is not found there as Inductor writes it.
+/// `edits`; None where one is not found there as Inductor writes it, or a name is not a tile's
+/// (`BLOCK_` and capitals, digits, underscores: the name goes into code that is compiled).
 pub fn edit_tiles(
     scope: &str,
     tiles: &BTreeMap<String, u64>,
@@ -155,6 +156,13 @@ pub fn edit_tiles(
 ) -> Option<String> {
     let mut text = scope.to_owned();
     for (key, new) in edits {
+        let tile_name = key.starts_with("BLOCK_")
+            && key
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_');
+        if !tile_name {
+            return None;
+        }
         let old = tiles.get(key)?;
         // The source is a Python string literal in the scope: its newlines are `\n`.
         let from = format!(" {key} : tl.constexpr = {old}\\n");

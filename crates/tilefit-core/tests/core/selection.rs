@@ -1,8 +1,10 @@
 //! A max-autotune selection's verdict: none of its Triton choices fitting crashes the compile
-//! only where Inductor has no ATen kernel to fall back to.
+//! only where Inductor has no ATen kernel to fall back to. And a template's fix candidates: its
+//! tiles, constants of its generated source, edited where Inductor wrote them.
 
 use std::collections::BTreeMap;
 
+use tilefit_core::fix::launch::edit_tiles;
 use tilefit_core::input::capture::{InductorChoices, InductorKernel};
 use tilefit_core::judge::capture::with_fallback;
 use tilefit_core::model::capture::LaunchVerdict;
@@ -50,4 +52,27 @@ fn no_fitting_choice_is_skipped_where_aten_runs_and_crashes_where_none_does() {
         with_fallback(LaunchVerdict::NoneFits, None),
         LaunchVerdict::NoneFits
     );
+}
+
+#[test]
+fn a_template_s_tiles_are_edited_only_where_inductor_wrote_them_and_only_tile_names() {
+    let scope = "_f = _define('jit', 'k', 'm', 'k.py', 1, 'def k(x):\\n    BLOCK_M : tl.constexpr = 64\\n    BLOCK_M1 : tl.constexpr = 64\\n    return x\\n')\n";
+    let tiles = BTreeMap::from([("BLOCK_M".to_owned(), 64), ("BLOCK_M1".to_owned(), 64)]);
+    let edited = edit_tiles(scope, &tiles, &BTreeMap::from([("BLOCK_M".to_owned(), 32)])).unwrap();
+    assert!(
+        edited.contains("BLOCK_M : tl.constexpr = 32\\n"),
+        "{edited}"
+    );
+    // BLOCK_M1 is another constant: kept.
+    assert!(
+        edited.contains("BLOCK_M1 : tl.constexpr = 64\\n"),
+        "{edited}"
+    );
+    // A tile the source does not set as captured: no edit.
+    let moved = BTreeMap::from([("BLOCK_M".to_owned(), 128)]);
+    assert!(edit_tiles(scope, &moved, &BTreeMap::from([("BLOCK_M".to_owned(), 32)])).is_none());
+    // A name that is not a tile's never reaches the code that is compiled.
+    let hostile = "BLOCK_M = 1\\nimport os".to_owned();
+    let tiles = BTreeMap::from([(hostile.clone(), 64)]);
+    assert!(edit_tiles(scope, &tiles, &BTreeMap::from([(hostile, 32)])).is_none());
 }
