@@ -338,6 +338,18 @@ def _grid(grid, bound):
     return [int(g) for g in grid]
 
 
+def marked(error, *marks):
+    """The error in ``error``'s chain (what it was raised from, and during) that carries one of
+    ``marks`` (``_tilefit_recorded``, ``_tilefit_device_failure``), or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if any(getattr(error, mark, False) for mark in marks):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
 def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
     """Record one launch of ``jit`` (a JITFunction) with the launch's own values into
     ``recorder`` (``emulation`` says whether a benchmark call made it)."""

@@ -18,29 +18,6 @@ import sys
 import traceback
 
 
-def _device_failure(error):
-    """The error in ``error``'s chain that the device raises too (a judged launch records why:
-    torch.compile's selection with no choice that fits), or None."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if getattr(error, "_tilefit_device_failure", False):
-            return error
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return None
-
-
-def _recorded(error):
-    """Whether ``error`` or an error it was raised from was recorded where it was raised."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if getattr(error, "_tilefit_recorded", False):
-            return True
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return False
-
-
 def main(argv):
     if len(argv) < 3:
         print(
@@ -122,9 +99,9 @@ def main(argv):
                     entry = recorder.stopped[-1]
                 if entry is not None:
                     entry["ended"] = True
-            elif _device_failure(error) is not None:
+            elif _capture.marked(error, "_tilefit_device_failure") is not None:
                 # The device fails here too: the script ends as it would there, and says why.
-                cause = _device_failure(error)
+                cause = _capture.marked(error, "_tilefit_device_failure")
                 where = _capture._user_frame(error.__traceback__)
                 recorder.errors.append(
                     {
@@ -137,7 +114,7 @@ def main(argv):
                     }
                 )
                 code = 1
-            elif _recorded(error):
+            elif _capture.marked(error, "_tilefit_recorded") is not None:
                 # Recorded where it was raised (a compile that failed under the emulation).
                 code = 1
             else:

@@ -68,7 +68,13 @@ def _compile_fx(module, recorder, _emulation_):
         try:
             return inner(*args, **kwargs)
         except Exception as error:
-            if _emulation.stop_reason(error) is None and not _recorded(error):
+            # Recorded where it was raised, or the device's own failure that a judged launch
+            # records (Inductor wraps a lowering's error: a selection none of whose choices
+            # fits).
+            known = _capture.marked(
+                error, "_tilefit_recorded", "_tilefit_device_failure"
+            )
+            if _emulation.stop_reason(error) is None and known is None:
                 where = _capture._user_frame(_call_site(sys._getframe(1)))
                 recorder.errors.append(
                     {
@@ -84,21 +90,6 @@ def _compile_fx(module, recorder, _emulation_):
             raise
 
     module._compile_fx_inner = compile_fx_inner
-
-
-def _recorded(error):
-    """Whether ``error`` or one it was raised from was recorded where it was raised, or is the
-    device's own failure that a judged launch records (Inductor wraps a lowering's error: a
-    selection none of whose choices fits)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if getattr(error, "_tilefit_recorded", False) or getattr(
-            error, "_tilefit_device_failure", False
-        ):
-            return True
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return False
 
 
 def _config(module, _recorder, _emulation_):
