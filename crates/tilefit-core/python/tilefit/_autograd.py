@@ -9,6 +9,15 @@ engine orders them), leaves accumulated by their own ``AccumulateGrad`` nodes. E
 torch's own (a C++ derivative or a custom ``autograd.Function``'s ``backward``), so the kernels a
 backward launches are the ones it launches on a device.
 
+The engine's hooks run where it runs them (``call_function``): a tensor's hooks
+(``Tensor.register_hook``, ``register_multi_grad_hook``) and ``retain_grad`` on the gradient
+reaching it, then the node's pre-hooks, the node, and its post-hooks. The C++ engine reads them
+from the node, which Python cannot; :func:`install` keeps them, as they are registered, in the
+node's ``metadata``: tensors' hooks and ``retain_grad`` for every node, and ``register_hook`` /
+``register_prehook`` for a custom Function's node (module full backward hooks use those). A hook
+registered on one of torch's C++ nodes (``y.grad_fn.register_hook``) cannot be seen there: its
+type cannot be patched and its hooks cannot be read.
+
 :func:`install` replaces ``Variable._execution_engine`` (what ``Tensor.backward``,
 ``torch.autograd.backward`` and ``torch.autograd.grad`` all call) with :class:`Engine`, which
 hands a graph with no GPU tensor to the real engine.
@@ -32,10 +41,16 @@ def _node_call(node, grads):
 
 
 def _materialize(node, grads):
-    """Missing input gradients as zeros of the node's input metadata (what the engine's
-    ``InputBuffer`` and ``materialize_grads`` hand a node)."""
+    """The input gradients as the engine hands them to ``node``: a missing one stays undefined
+    (None) for torch's C++ nodes, whose derivatives handle it; a custom ``autograd.Function``
+    gets zeros of the output's metadata in its place (``PyNode``'s ``materialize_grads``), unless
+    its forward called ``ctx.set_materialize_grads(False)`` (flex attention's does: a zeros
+    tensor there would enter the joint graph, and Inductor's kernels, as it does not on a
+    device)."""
     import torch
 
+    if not hasattr(node, "_forward_cls") or not getattr(node, _MATERIALIZE, True):
+        return list(grads)
     metadata = getattr(node, "_input_metadata", None)
     filled = []
     for i, grad in enumerate(grads):
@@ -49,6 +64,11 @@ def _materialize(node, grads):
                 grad = None
         filled.append(grad)
     return filled
+
+
+# Where a custom Function's context keeps what ``set_materialize_grads`` was given: the C++
+# field it sets cannot be read back from Python.
+_MATERIALIZE = "_tilefit_materialize_grads"
 
 
 def _validated(node, input_nr, grad):
@@ -81,6 +101,81 @@ def _edge(tensor_or_edge):
 def _inputs_of(node):
     metadata = getattr(node, "_input_metadata", None)
     return len(metadata) if metadata is not None else 1
+
+
+#: Where a node's ``metadata`` keeps what the engine would read from the node: tensors' hook
+#: dicts by output number, ``retain_grad``'s tensors by output number, and the hook dicts of a
+#: custom Function's ``register_prehook`` and ``register_hook``.
+_TENSOR_HOOKS = "_tilefit_tensor_hooks"
+_RETAINS = "_tilefit_retains_grad"
+_PRE_HOOKS = "_tilefit_pre_hooks"
+_POST_HOOKS = "_tilefit_post_hooks"
+
+
+def _metadata(node):
+    try:
+        return node.metadata
+    except (AttributeError, RuntimeError):
+        return {}
+
+
+def _run_tensor_hooks(hooks, grad):
+    """A tensor's hooks on its gradient, in order; one returning a tensor replaces it."""
+    for hook in list(hooks.values()):
+        result = hook(grad)
+        if result is not None:
+            grad = result
+    return grad
+
+
+def _retain(tensor, grad):
+    """``retain_grad``'s hook: the gradient kept in ``.grad`` (summed with one already there)."""
+    import torch
+
+    with torch.no_grad():
+        if tensor.grad is None:
+            tensor.grad = grad.clone(memory_format=torch.contiguous_format)
+        else:
+            tensor.grad = tensor.grad + grad
+
+
+def _tensor_pre_hooks(node, grads):
+    """``call_tensor_pre_hooks``: a tensor's hooks, then ``retain_grad``, per input gradient."""
+    grads = list(grads)
+    if type(node).__name__ == "AccumulateGrad":
+        hooks = getattr(getattr(node, "variable", None), "_backward_hooks", None)
+        if hooks and grads and grads[0] is not None:
+            grads[0] = _run_tensor_hooks(hooks, grads[0])
+        return grads
+    metadata = _metadata(node)
+    for nr, hooks in list(metadata.get(_TENSOR_HOOKS, {}).items()):
+        if nr < len(grads) and grads[nr] is not None and hooks:
+            grads[nr] = _run_tensor_hooks(hooks, grads[nr])
+    for nr, ref in list(metadata.get(_RETAINS, {}).items()):
+        tensor = ref()
+        if tensor is not None and nr < len(grads) and grads[nr] is not None:
+            _retain(tensor, grads[nr])
+    return grads
+
+
+def _pre_hooks(node, grads):
+    """``call_pre_hooks``: the node's pre-hooks on its gradients, each able to replace them."""
+    for hooks in _metadata(node).get(_PRE_HOOKS, []):
+        for hook in list(hooks.values()):
+            result = hook(tuple(grads))
+            if result is not None:
+                grads = list(result)
+    return grads
+
+
+def _post_hooks(node, outputs, grads):
+    """``call_post_hooks``: the node's hooks on (its output gradients, its input gradients)."""
+    for hooks in _metadata(node).get(_POST_HOOKS, []):
+        for hook in list(hooks.values()):
+            result = hook(tuple(outputs), tuple(grads))
+            if result is not None:
+                outputs = tuple(result)
+    return outputs
 
 
 def run_backward(
@@ -169,25 +264,32 @@ def _run(roots, grad_roots, inputs, accumulate_grad):
     while ready:
         _, _, node = heapq.heappop(ready)
         grads = buffers.pop(id(node), [None] * _inputs_of(node))
-        if id(node) in target_nodes:
-            for n, nr in targets:
-                if n is node and nr < len(grads):
-                    captured[(id(node), nr)] = grads[nr]
         outputs = ()
         run = needed is None or id(node) in needed
-        if type(node).__name__ == "AccumulateGrad":
+        accumulate = type(node).__name__ == "AccumulateGrad"
+        if accumulate:
             # grad() never accumulates; backward(inputs=...) only into the inputs given.
             if not accumulate_grad or (targets and id(node) not in target_nodes):
                 run = False
-            if run and grads and grads[0] is not None:
-                node(grads[0])
-        else:
-            if id(node) in target_nodes and not accumulate_grad:
-                # A non-leaf input of grad(): its gradient is taken here; the graph beyond it
-                # runs only where another input lies.
-                run = run and _passes_on(node, needed)
-            if run:
+        elif id(node) in target_nodes and not accumulate_grad:
+            # A non-leaf input of grad(): its gradient is taken here; the graph beyond it runs
+            # only where another input lies.
+            run = run and _passes_on(node, needed)
+        if id(node) in target_nodes:
+            # The engine takes an input's gradient after its tensor hooks where the node goes
+            # no further, and before them (they run with the node) where it does.
+            taken = grads if run and not accumulate else _tensor_pre_hooks(node, grads)
+            for n, nr in targets:
+                if n is node and nr < len(taken):
+                    captured[(id(node), nr)] = taken[nr]
+        if run:
+            grads = _pre_hooks(node, _tensor_pre_hooks(node, grads))
+            if accumulate:
+                if grads and grads[0] is not None:
+                    node(grads[0])
+            else:
                 outputs = _node_call(node, _materialize(node, grads))
+                outputs = _post_hooks(node, outputs, grads)
         for (child, input_nr), grad in zip(node.next_functions, outputs):
             if child is not None:
                 deliver(child, input_nr, grad)
@@ -261,8 +363,9 @@ def _on_gpu(tensor):
 
 
 def install():
-    """Run backward passes of GPU tensors in the Python engine."""
-    from torch.autograd import graph, variable
+    """Run backward passes of GPU tensors in the Python engine, and keep each custom Function's
+    ``set_materialize_grads`` where :func:`_materialize` can read it."""
+    from torch.autograd import function, graph, variable
 
     if isinstance(variable.Variable._execution_engine, Engine):
         return
@@ -270,3 +373,65 @@ def install():
     variable.Variable._execution_engine = engine
     if hasattr(graph, "Variable"):
         graph.Variable._execution_engine = engine
+    real_set = function.FunctionCtx.set_materialize_grads
+
+    def set_materialize_grads(self, value):
+        real_set(self, value)
+        try:
+            setattr(self, _MATERIALIZE, bool(value))
+        except (AttributeError, TypeError):
+            pass
+
+    set_materialize_grads.__doc__ = real_set.__doc__
+    function.FunctionCtx.set_materialize_grads = set_materialize_grads
+    _keep_hooks()
+
+
+def _keep_hooks():
+    """Keep each hook the engine would run in its node's ``metadata``, as it is registered (the
+    real registration runs too, for the real engine)."""
+    import weakref
+
+    import torch
+    from torch.autograd.function import BackwardCFunction
+
+    register_hook = torch.Tensor.register_hook
+    retain_grad = torch.Tensor.retain_grad
+
+    def register_hook_(self, hook):
+        handle = register_hook(self, hook)
+        node = self.grad_fn
+        if node is not None and self._backward_hooks is not None:
+            hooks = _metadata(node).setdefault(_TENSOR_HOOKS, {})
+            hooks[self.output_nr] = self._backward_hooks
+        return handle
+
+    def retain_grad_(self):
+        retain_grad(self)
+        node = self.grad_fn
+        if node is not None:
+            _metadata(node).setdefault(_RETAINS, {})[self.output_nr] = weakref.ref(self)
+
+    register_hook_.__doc__ = register_hook.__doc__
+    retain_grad_.__doc__ = retain_grad.__doc__
+    torch.Tensor.register_hook = register_hook_
+    torch.Tensor.retain_grad = retain_grad_
+
+    def keeping(real, key):
+        def register(self, hook):
+            handle = real(self, hook)
+            hooks = handle.hooks_dict_ref()
+            kept = _metadata(self).setdefault(key, [])
+            if hooks is not None and not any(h is hooks for h in kept):
+                kept.append(hooks)
+            return handle
+
+        register.__doc__ = real.__doc__
+        return register
+
+    BackwardCFunction.register_hook = keeping(
+        BackwardCFunction.register_hook, _POST_HOOKS
+    )
+    BackwardCFunction.register_prehook = keeping(
+        BackwardCFunction.register_prehook, _PRE_HOOKS
+    )
