@@ -14,9 +14,9 @@ the GitHub annotations look for line numbers.
 """
 
 import hashlib
-import re
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
