@@ -15,6 +15,15 @@ pub fn format_count(value: u64) -> String {
     out
 }
 
+/// A count and its noun, singular for one: `1 launch`, `2 launches`, `1,024 stops`.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    format!(
+        "{} {}",
+        format_count(count),
+        if count == 1 { one } else { many }
+    )
+}
+
 /// `101376` -> `101,376 bytes (99 KiB)`; `102656` -> `102,656 bytes (100.25 KiB)`.
 pub fn format_bytes(bytes: u64) -> String {
     if bytes < 1024 {
@@ -38,6 +47,13 @@ pub fn format_kib(bytes: u64) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_count_of_one_takes_the_singular() {
+        assert_eq!(super::counted(1, "launch", "launches"), "1 launch");
+        assert_eq!(super::counted(0, "launch", "launches"), "0 launches");
+        assert_eq!(super::counted(1024, "stop", "stops"), "1,024 stops");
+    }
+
     use super::*;
 
     #[test]

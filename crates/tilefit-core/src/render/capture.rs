@@ -14,7 +14,7 @@ use crate::judge::capture::{config_of, file_name};
 use crate::model::capture::{
     CaptureReport, CompileReport, FailureCode, LaunchReport, LaunchVerdict, TargetCapture,
 };
-use crate::units::format_count;
+use crate::units::{counted, format_count};
 use crate::vocab::describe_config;
 
 /// Per kernel, the constexprs whose values differ between its compiles (on any target): with the
@@ -193,13 +193,17 @@ fn heading(target: &TargetCapture) -> String {
         .as_deref()
         .unwrap_or("no reported name");
     format!(
-        "{} ({}, {} bytes per block): {} launches, {} stops, {} failures",
+        "{} ({}, {} bytes per block): {}, {}, {}",
         target.device.device,
         name,
         format_count(u64::from(target.emulated.smem_per_block_optin)),
-        target.launches.iter().map(|l| l.count).sum::<u64>(),
-        target.stopped.len(),
-        target.failures.len()
+        counted(
+            target.launches.iter().map(|l| l.count).sum::<u64>(),
+            "launch",
+            "launches"
+        ),
+        counted(target.stopped.len() as u64, "stop", "stops"),
+        counted(target.failures.len() as u64, "failure", "failures")
     )
 }
 
@@ -533,10 +537,16 @@ fn summary(report: &CaptureReport) -> String {
         .filter(|t| !t.failures.is_empty())
         .count();
     format!(
-        "{} launches captured on {} targets ({stopped} stops); {} would crash the engine; {failed} targets failed{}",
-        launches.iter().map(|l| l.count).sum::<u64>(),
-        report.targets.len(),
+        "{} captured on {} ({}); {} would crash the engine; {} failed{}",
+        counted(
+            launches.iter().map(|l| l.count).sum::<u64>(),
+            "launch",
+            "launches"
+        ),
+        counted(report.targets.len() as u64, "target", "targets"),
+        counted(stopped as u64, "stop", "stops"),
         crash_count(report),
+        counted(failed as u64, "target", "targets"),
         if report.incomplete {
             "; interrupted: the report is incomplete"
         } else {

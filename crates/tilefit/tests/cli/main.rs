@@ -1,6 +1,7 @@
 //! CLI tests: run the real `tilefit` binary and check exit code, stdout and stderr as a user
 //! sees them.
 
+mod autograd;
 mod capture;
 mod capture_fails;
 mod capture_reports;

@@ -25,6 +25,7 @@ use crate::model::capture::{CAPTURE_SCHEMA_VERSION, CaptureReport, TargetCapture
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
 use crate::run::pipeline::Pipeline;
+use crate::units::counted;
 
 use compiles::judge_target;
 use target::run_target;
@@ -146,13 +147,17 @@ pub fn capture(
         };
         report.failures = target_failures(&report, run.allow_empty);
         on_note(format!(
-            "tilefit: [{}/{}] {}: {} launches, {} compiles, {} failures",
+            "tilefit: [{}/{}] {}: {}, {}, {}",
             index + 1,
             run.targets.len(),
             target.device,
-            report.launches.iter().map(|l| l.count).sum::<u64>(),
-            report.compiles.len(),
-            report.failures.len()
+            counted(
+                report.launches.iter().map(|l| l.count).sum::<u64>(),
+                "launch",
+                "launches"
+            ),
+            counted(report.compiles.len() as u64, "compile", "compiles"),
+            counted(report.failures.len() as u64, "failure", "failures")
         ));
         incomplete |= report.script.as_ref().is_some_and(|s| s.end == "cancelled");
         targets.push(report);

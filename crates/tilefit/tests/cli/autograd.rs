@@ -1,0 +1,45 @@
+//! The backward pass under capture runs as torch's autograd engine runs it: the gradients each
+//! node is handed (undefined, or zeros where a custom Function materializes them) and the hooks
+//! the engine calls around the nodes, checked against torch's own engine in the same script.
+
+use super::capture::{capture, fixture, launches, target};
+
+#[test]
+fn the_backward_runs_the_engines_hooks_and_hands_gradients_as_torch_does() {
+    // The script runs one training step on CPU tensors (torch's own engine) and on CUDA tensors
+    // (the emulated engine), and fails unless both saw the same hooks, in the same order, and
+    // the same gradients handed to a custom Function: a failed script fails the target.
+    let (run, report) = capture(&fixture("hooks.py"), "h100", &[], &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
+    let h100 = target(&report, "h100");
+    assert!(h100["errors"].as_array().unwrap().is_empty(), "{h100}");
+    let output = format!("{}{}", run.stdout, run.stderr);
+    let cuda = output
+        .lines()
+        .find(|l| l.contains("on cuda:"))
+        .unwrap_or_else(|| panic!("{output}"));
+    for hook in [
+        "tensor hook",
+        "leaf hook",
+        "post-accumulate hook",
+        "Function pre-hook",
+        "Function hook",
+        "module hook",
+        "('Two got None', False, False)",
+        "('Two got None', False, True)",
+    ] {
+        assert!(cuda.contains(hook), "{hook} in {cuda}");
+    }
+    // The kernel the tensor's hook launched is judged, at the hook's line.
+    let source = std::fs::read_to_string(fixture("hooks.py")).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.contains("the kernel a hook launches"))
+        .unwrap()
+        + 1;
+    let scaled = launches(&report, "h100", "scale");
+    assert_eq!(scaled.len(), 1, "{h100}");
+    assert_eq!(scaled[0]["caller"]["line"].as_u64(), Some(line as u64));
+    assert_eq!(scaled[0]["count"], 1);
+    assert_eq!(scaled[0]["verdict"], "fits");
+}
