@@ -29,7 +29,7 @@ import heapq
 
 
 def _node_call(node, grads):
-    """Run one node on its input gradients; its output gradients as a tuple."""
+    """Run one node on its input gradients; its output gradients as a tuple, one per edge."""
     if hasattr(node, "_forward_cls"):
         # A custom autograd.Function: its backward (the C++ PyNode would call the same).
         out = node.apply(*grads)
@@ -37,7 +37,26 @@ def _node_call(node, grads):
         out = node(*grads)
     if out is None or not isinstance(out, (tuple, list)):
         out = (out,)
+    if hasattr(node, "_forward_cls"):
+        return _per_edge(node, tuple(out))
     return tuple(out)
+
+
+def _per_edge(node, out):
+    """A custom Function's backward returns a gradient per forward input, where its node has
+    an edge per tensor input only (``PyNode`` drops the others by ``is_variable_input``, which
+    Python cannot read). The k-th input that needs a gradient is the k-th edge that leads
+    somewhere; an edge that leads nowhere (a tensor that needs none) gets nothing."""
+    edges = node.next_functions
+    needs = tuple(getattr(node, "needs_input_grad", ()) or ())
+    if len(needs) == len(edges):
+        return out[: len(edges)]
+    wanted = [i for i, need in enumerate(needs) if need]
+    live = [i for i, (child, _) in enumerate(edges) if child is not None]
+    mapped = [None] * len(edges)
+    for edge, position in zip(live, wanted):
+        mapped[edge] = out[position] if position < len(out) else None
+    return tuple(mapped)
 
 
 def _materialize(node, grads):
@@ -178,18 +197,52 @@ def _post_hooks(node, outputs, grads):
     return outputs
 
 
+class _Task:
+    """One backward run: what the engine's graph task answers while it runs (its id, the nodes
+    it will execute) and the callbacks queued for its end (``queue_callback``)."""
+
+    #: Ids apart from the real engine's (which count from 0 in a process).
+    _next = 1 << 40
+
+    def __init__(self):
+        _Task._next += 1
+        self.id = _Task._next
+        self.callbacks = []
+        self.reachable = set()
+        self.needed = None
+
+    def will_execute(self, node):
+        node = getattr(node, "node", node)  # a GradientEdge names its node
+        return id(node) in (self.needed if self.needed is not None else self.reachable)
+
+
+#: The backward runs in progress, innermost last.
+_TASKS = []
+
+
 def run_backward(
     roots, grad_roots, inputs=(), accumulate_grad=True, create_graph=False
 ):
     """See :func:`_run`; the nodes run with grad mode on only for ``create_graph`` (as the
-    engine runs them)."""
+    engine runs them), and the callbacks queued during the run run at its end, in order (those
+    they queue too), as the engine's ``exec_post_processing`` runs them."""
     import torch
 
-    with torch.set_grad_enabled(create_graph):
-        return _run(roots, grad_roots, inputs, accumulate_grad)
+    task = _Task()
+    _TASKS.append(task)
+    try:
+        with torch.set_grad_enabled(create_graph):
+            result = _run(roots, grad_roots, inputs, accumulate_grad, task)
+        done = 0
+        while done < len(task.callbacks):
+            task.callbacks[done]()
+            done += 1
+        return result
+    finally:
+        _TASKS.remove(task)
 
 
-def _run(roots, grad_roots, inputs, accumulate_grad):
+def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
     """Walk the graph from ``roots`` (tensors) seeded with ``grad_roots``. With ``inputs`` and no
     accumulation (``torch.autograd.grad``), return the gradient reaching each input; with
     accumulation, accumulate into the leaves (only ``inputs``' leaves, when given)."""
@@ -239,6 +292,8 @@ def _run(roots, grad_roots, inputs, accumulate_grad):
         for node in list(nodes.values()):
             if reaches(node):
                 needed.add(id(node))
+    if task is not None:
+        task.reachable, task.needed = set(nodes), needed
     buffers = {}
 
     def deliver(node, input_nr, grad):
@@ -328,6 +383,14 @@ class Engine:
     def __getattr__(self, name):
         return getattr(self._real, name)
 
+    def queue_callback(self, callback):
+        """A callback for the end of the backward run in progress (the real engine's, where
+        none of this engine's is)."""
+        if _TASKS:
+            _TASKS[-1].callbacks.append(callback)
+        else:
+            self._real.queue_callback(callback)
+
     def run_backward(
         self,
         tensors,
@@ -385,6 +448,26 @@ def install():
     set_materialize_grads.__doc__ = real_set.__doc__
     function.FunctionCtx.set_materialize_grads = set_materialize_grads
     _keep_hooks()
+    _answer_for_tasks()
+
+
+def _answer_for_tasks():
+    """What torch asks the engine about the backward in progress (the id that
+    ``register_multi_grad_hook`` and non-reentrant checkpointing key their state by, and whether
+    a node will run), answered for this engine's runs."""
+    import torch
+
+    real_id = torch._C._current_graph_task_id
+    real_will = torch._C._will_engine_execute_node
+
+    def current_graph_task_id():
+        return _TASKS[-1].id if _TASKS else real_id()
+
+    def will_engine_execute_node(node):
+        return _TASKS[-1].will_execute(node) if _TASKS else real_will(node)
+
+    torch._C._current_graph_task_id = current_graph_task_id
+    torch._C._will_engine_execute_node = will_engine_execute_node
 
 
 def _keep_hooks():
