@@ -26,6 +26,7 @@ hands a graph with no GPU tensor to the real engine.
 from __future__ import annotations
 
 import heapq
+import weakref
 
 
 def _node_call(node, grads):
@@ -49,6 +50,12 @@ def _per_edge(node, out):
     somewhere; an edge that leads nowhere (a tensor that needs none) gets nothing."""
     edges = node.next_functions
     needs = tuple(getattr(node, "needs_input_grad", ()) or ())
+    if len(out) < len(needs) or any(g is not None for g in out[len(needs) :]):
+        # PyNode's check: extra results are allowed only as None.
+        raise RuntimeError(
+            f"function {node.name()} returned an incorrect number of gradients "
+            f"(expected {len(needs)}, got {len(out)})"
+        )
     if len(needs) == len(edges):
         return out[: len(edges)]
     wanted = [i for i, need in enumerate(needs) if need]
@@ -71,10 +78,17 @@ def _materialize(node, grads):
     if not hasattr(node, "_forward_cls") or not getattr(node, _MATERIALIZE, True):
         return list(grads)
     metadata = getattr(node, "_input_metadata", None)
+    on_gpu = any(_on_gpu(meta) for meta in metadata or ())
     filled = []
     for i, grad in enumerate(grads):
         if grad is None and metadata is not None and i < len(metadata):
             meta = metadata[i]
+            if on_gpu and _placeholder(meta):
+                # An output that is not a tensor (PyNode hands None) or is marked
+                # non-differentiable (PyNode's output_info, which Python cannot read, has its
+                # shape): its metadata is a default one.
+                filled.append(None)
+                continue
             try:
                 grad = torch.zeros(
                     tuple(meta.shape), dtype=meta.dtype, device=meta.device
@@ -85,26 +99,50 @@ def _materialize(node, grads):
     return filled
 
 
+def _placeholder(meta):
+    """A default-constructed input metadata: a CPU float32 scalar."""
+    import torch
+
+    try:
+        return (
+            meta.device.type == "cpu"
+            and tuple(meta.shape) == ()
+            and meta.dtype == torch.float32
+        )
+    except AttributeError:
+        return False
+
+
 # Where a custom Function's context keeps what ``set_materialize_grads`` was given: the C++
 # field it sets cannot be read back from Python.
 _MATERIALIZE = "_tilefit_materialize_grads"
 
 
-def _validated(node, input_nr, grad):
+def _validated(node, input_nr, grad, producer=None, index=0):
     """A gradient as the engine's ``validate_outputs`` hands it on: summed down to the shape of
-    the input it is for (a broadcast in the forward), in that input's dtype."""
+    the input it is for (a broadcast in the forward), in that input's dtype; one that cannot be
+    raises the engine's error, naming the node that ``producer`` is."""
     metadata = getattr(node, "_input_metadata", None)
     if metadata is None or input_nr >= len(metadata):
         return grad
     meta = metadata[input_nr]
     try:
         shape = tuple(meta.shape)
-        if tuple(grad.shape) != shape:
-            grad = grad.sum_to_size(shape)
-        if grad.dtype != meta.dtype:
-            grad = grad.to(meta.dtype)
+        dtype = meta.dtype
+        got = tuple(grad.shape)
     except (AttributeError, RuntimeError, TypeError):
         return grad
+    if got != shape:
+        try:
+            grad = grad.sum_to_size(shape)
+        except RuntimeError:
+            name = producer.name() if producer is not None else type(node).__name__
+            raise RuntimeError(
+                f"Function {name} returned an invalid gradient at index {index} - got "
+                f"{list(got)} but expected shape compatible with {list(shape)}"
+            ) from None
+    if grad.dtype != dtype:
+        grad = grad.to(dtype)
     return grad
 
 
@@ -123,12 +161,48 @@ def _inputs_of(node):
 
 
 #: Where a node's ``metadata`` keeps what the engine would read from the node: tensors' hook
-#: dicts by output number, ``retain_grad``'s tensors by output number, and the hook dicts of a
-#: custom Function's ``register_prehook`` and ``register_hook``.
+#: dicts by output number, and the hook dicts of a custom Function's ``register_prehook`` and
+#: ``register_hook``; and that a backward without ``retain_graph`` freed its saved tensors.
 _TENSOR_HOOKS = "_tilefit_tensor_hooks"
-_RETAINS = "_tilefit_retains_grad"
 _PRE_HOOKS = "_tilefit_pre_hooks"
 _POST_HOOKS = "_tilefit_post_hooks"
+_RELEASED = "_tilefit_released"
+
+#: The non-leaf tensors that ``retain_grad`` was called on. The engine keeps the gradient of the
+#: node that is the tensor's ``grad_fn`` when that node runs (after an in-place op, the new one).
+_RETAINED = weakref.WeakSet()
+
+#: Per C++ node type, the attributes that hold its saved tensors.
+_SAVED_NAMES = {}
+
+_FREED = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+
+
+def _holds_saved(node):
+    """Whether a node holds saved tensors (what a backward without ``retain_graph`` frees)."""
+    if hasattr(node, "_forward_cls"):
+        try:
+            return bool(node._raw_saved_tensors)
+        except RuntimeError:
+            return False
+    names = _SAVED_NAMES.get(type(node))
+    if names is None:
+        names = [n for n in dir(node) if n.startswith("_raw_saved_")]
+        _SAVED_NAMES[type(node)] = names
+    for name in names:
+        try:
+            value = getattr(node, name)
+        except RuntimeError:
+            continue
+        if value is not None and (not isinstance(value, (list, tuple)) or value):
+            return True
+    return False
 
 
 def _metadata(node):
@@ -170,10 +244,11 @@ def _tensor_pre_hooks(node, grads):
     for nr, hooks in list(metadata.get(_TENSOR_HOOKS, {}).items()):
         if nr < len(grads) and grads[nr] is not None and hooks:
             grads[nr] = _run_tensor_hooks(hooks, grads[nr])
-    for nr, ref in list(metadata.get(_RETAINS, {}).items()):
-        tensor = ref()
-        if tensor is not None and nr < len(grads) and grads[nr] is not None:
-            _retain(tensor, grads[nr])
+    for tensor in list(_RETAINED):
+        if tensor.grad_fn is node:
+            nr = tensor.output_nr
+            if nr < len(grads) and grads[nr] is not None:
+                _retain(tensor, grads[nr])
     return grads
 
 
@@ -204,9 +279,10 @@ class _Task:
     #: Ids apart from the real engine's (which count from 0 in a process).
     _next = 1 << 40
 
-    def __init__(self):
+    def __init__(self, keep_graph=True):
         _Task._next += 1
         self.id = _Task._next
+        self.keep_graph = keep_graph
         self.callbacks = []
         self.reachable = set()
         self.needed = None
@@ -221,14 +297,19 @@ _TASKS = []
 
 
 def run_backward(
-    roots, grad_roots, inputs=(), accumulate_grad=True, create_graph=False
+    roots,
+    grad_roots,
+    inputs=(),
+    accumulate_grad=True,
+    create_graph=False,
+    keep_graph=True,
 ):
     """See :func:`_run`; the nodes run with grad mode on only for ``create_graph`` (as the
     engine runs them), and the callbacks queued during the run run at its end, in order (those
     they queue too), as the engine's ``exec_post_processing`` runs them."""
     import torch
 
-    task = _Task()
+    task = _Task(keep_graph)
     _TASKS.append(task)
     try:
         with torch.set_grad_enabled(create_graph):
@@ -296,13 +377,13 @@ def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
         task.reachable, task.needed = set(nodes), needed
     buffers = {}
 
-    def deliver(node, input_nr, grad):
+    def deliver(node, input_nr, grad, producer=None, index=0):
         buffer = buffers.setdefault(id(node), [None] * _inputs_of(node))
         while len(buffer) <= input_nr:
             buffer.append(None)
         if grad is None:
             return
-        grad = _validated(node, input_nr, grad)
+        grad = _validated(node, input_nr, grad, producer, index)
         buffer[input_nr] = grad if buffer[input_nr] is None else buffer[input_nr] + grad
 
     ready = []
@@ -343,11 +424,18 @@ def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
                 if grads and grads[0] is not None:
                     node(grads[0])
             else:
+                metadata = _metadata(node)
+                if metadata.get(_RELEASED):
+                    raise RuntimeError(_FREED)
                 outputs = _node_call(node, _materialize(node, grads))
                 outputs = _post_hooks(node, outputs, grads)
-        for (child, input_nr), grad in zip(node.next_functions, outputs):
+                if task is not None and not task.keep_graph and _holds_saved(node):
+                    metadata[_RELEASED] = True
+        for index, ((child, input_nr), grad) in enumerate(
+            zip(node.next_functions, outputs)
+        ):
             if child is not None:
-                deliver(child, input_nr, grad)
+                deliver(child, input_nr, grad, node, index)
         for child, _ in node.next_functions:
             if child is None:
                 continue
@@ -383,6 +471,13 @@ class Engine:
     def __getattr__(self, name):
         return getattr(self._real, name)
 
+    def is_checkpoint_valid(self):
+        """Reentrant checkpointing works only in a backward that runs the whole graph (the
+        engine's graph task has no ``inputs``), as in the real engine."""
+        if _TASKS:
+            return all(task.needed is None for task in _TASKS)
+        return self._real.is_checkpoint_valid()
+
     def queue_callback(self, callback):
         """A callback for the end of the backward run in progress (the real engine's, where
         none of this engine's is)."""
@@ -401,7 +496,7 @@ class Engine:
         allow_unreachable=False,
         accumulate_grad=True,
     ):
-        if not any(getattr(t, "is_cuda", False) or _on_gpu(t) for t in tensors):
+        if not _graph_on_gpu(tensors):
             return self._real.run_backward(
                 tensors,
                 grad_tensors,
@@ -411,18 +506,65 @@ class Engine:
                 allow_unreachable,
                 accumulate_grad,
             )
-        return run_backward(
+        # python_engine.cpp's checks, in its order: what fails on the device fails here.
+        for i, tensor in enumerate(tensors):
+            if not tensor.requires_grad:
+                raise RuntimeError(
+                    f"element {i} of tensors does not require grad and does not have a grad_fn"
+                )
+        for tensor in inputs or ():
+            if hasattr(tensor, "requires_grad"):
+                if accumulate_grad:
+                    tensor.retain_grad()
+                if not tensor.requires_grad:
+                    raise RuntimeError(
+                        "One of the differentiated Tensors does not require grad"
+                    )
+        result = run_backward(
             list(tensors),
             list(grad_tensors),
             tuple(inputs or ()),
             accumulate_grad,
             create_graph,
+            keep_graph,
         )
+        if (
+            not accumulate_grad
+            and not allow_unreachable
+            and any(r is None for r in result)
+        ):
+            raise RuntimeError(
+                "One of the differentiated Tensors appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            )
+        return result
 
 
 def _on_gpu(tensor):
     device = getattr(tensor, "device", None)
     return device is not None and device.type in ("cuda", "hip")
+
+
+def _graph_on_gpu(roots):
+    """Whether a backward from ``roots`` touches a GPU tensor: a root on one, or any node of its
+    graph whose inputs are (a CPU loss taken from CUDA tensors is still a CUDA graph)."""
+    if any(getattr(t, "is_cuda", False) or _on_gpu(t) for t in roots):
+        return True
+    stack = [getattr(t, "grad_fn", None) for t in roots]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        variable = getattr(node, "variable", None)
+        if variable is not None and _on_gpu(variable):
+            return True
+        for meta in getattr(node, "_input_metadata", None) or ():
+            if _on_gpu(meta):
+                return True
+        stack.extend(child for child, _ in node.next_functions)
+    return False
 
 
 def install():
@@ -473,8 +615,6 @@ def _answer_for_tasks():
 def _keep_hooks():
     """Keep each hook the engine would run in its node's ``metadata``, as it is registered (the
     real registration runs too, for the real engine)."""
-    import weakref
-
     import torch
     from torch.autograd.function import BackwardCFunction
 
@@ -491,9 +631,8 @@ def _keep_hooks():
 
     def retain_grad_(self):
         retain_grad(self)
-        node = self.grad_fn
-        if node is not None:
-            _metadata(node).setdefault(_RETAINS, {})[self.output_nr] = weakref.ref(self)
+        if self.grad_fn is not None:
+            _RETAINED.add(self)
 
     register_hook_.__doc__ = register_hook.__doc__
     retain_grad_.__doc__ = retain_grad.__doc__

@@ -7,8 +7,10 @@ use super::capture::{capture, fixture, launches, target};
 #[test]
 fn the_backward_runs_the_engines_hooks_and_hands_gradients_as_torch_does() {
     // The script runs one training step on CPU tensors (torch's own engine) and on CUDA tensors
-    // (the emulated engine), and fails unless both saw the same hooks, in the same order, and
-    // the same gradients handed to a custom Function: a failed script fails the target.
+    // (the emulated engine), and fails unless both saw the same hooks, in the same order, the
+    // same gradients handed to a custom Function, and the same errors where the engine refuses
+    // (an unused input, a second backward, a root with no grad_fn): a failed script fails the
+    // target.
     let (run, report) = capture(&fixture("hooks.py"), "h100", &[], &[]);
     assert_eq!(run.code, 0, "{}\n{}", run.stderr, run.stdout);
     let h100 = target(&report, "h100");
@@ -27,6 +29,7 @@ fn the_backward_runs_the_engines_hooks_and_hands_gradients_as_torch_does() {
         "module hook",
         "('Two got None', False, False)",
         "('Two got None', False, True)",
+        "('non-leaf input kept its grad', True)",
     ] {
         assert!(cuda.contains(hook), "{hook} in {cuda}");
     }
