@@ -528,16 +528,31 @@ class Engine:
             create_graph,
             keep_graph,
         )
-        if (
-            not accumulate_grad
-            and not allow_unreachable
-            and any(r is None for r in result)
-        ):
-            raise RuntimeError(
-                "One of the differentiated Tensors appears to not have been used in the graph. "
-                "Set allow_unused=True if this is the desired behavior."
-            )
+        if not accumulate_grad and not allow_unreachable:
+            unused = [i for i, r in enumerate(result) if r is None]
+            if unused:
+                raise RuntimeError(self._unused_message(unused[0]))
         return result
+
+    def _unused_message(self, index):
+        """The real engine's words for an input the graph never reached (they changed between
+        torch releases): asked of it once, on a CPU graph whose input 1 is unused."""
+        import torch
+
+        if not hasattr(self, "_unused"):
+            a, b = (torch.zeros((), requires_grad=True) for _ in range(2))
+            try:
+                self._real.run_backward(
+                    (a * 1,), (torch.ones(()),), False, False, (a, b), False, False
+                )
+                self._unused = None
+            except RuntimeError as error:
+                self._unused = str(error)
+        message = self._unused or (
+            "One of the differentiated Tensors appears to not have been used in the graph. "
+            "Set allow_unused=True if this is the desired behavior."
+        )
+        return message.replace("at index 1 ", f"at index {index} ")
 
 
 def _on_gpu(tensor):
