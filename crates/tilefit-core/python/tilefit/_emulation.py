@@ -547,6 +547,9 @@ def stop_reason(error):
             f"calls an op with no shape function ({text}): give the script a stand-in for it "
             "that only produces shapes"
         )
+    if isinstance(error, AssertionError):
+        # The script's own check (its message may well print a FakeTensor): a script error.
+        return None
     if (
         "doesn't have storage" in text
         or "FakeTensor" in text

@@ -164,6 +164,12 @@ fn each_way_a_script_ends_has_its_exit_code_and_its_line() {
                 &["ModuleNotFoundError", &import_at],
             ),
             row("raise", 1, Some("script-error"), &["KeyError", &raise_at]),
+            row(
+                "assert",
+                1,
+                Some("script-error"),
+                &["AssertionError", "FakeTensor"],
+            ),
             row("exit4", 1, Some("exit-status"), &["status 4"]),
             row("segfault", 1, Some("signal"), &["SIGSEGV", "a crash"]),
             row(
