@@ -125,6 +125,21 @@ def split(choices, rejected, selections):
     return chunks, at, unplaced
 
 
+def differences(theirs, mine, rejected, over, device, target):
+    """Print what one side of a comparison of choices has and the other lacks; whether they
+    agree. ``theirs``/``mine``: the device's and the capture's choices (Counters);
+    ``rejected``/``over``: the device's rejected choices and the capture's judged over."""
+    for row in sorted(theirs - mine, key=str):
+        print(f"  choice only on {device}: {row}")
+    for row in sorted(mine - theirs, key=str):
+        print(f"  choice only in the capture for {target}: {row}")
+    for row in sorted(rejected - over, key=str):
+        print(f"  rejected on {device}, not judged over: {row}")
+    for row in sorted(over - rejected, key=str):
+        print(f"  judged over, not rejected on {device}: {row}")
+    return mine == theirs and rejected == over
+
+
 def main(truth_path, capture_path, target):
     with open(truth_path, encoding="utf-8") as f:
         truth = json.load(f)
@@ -152,14 +167,7 @@ def main(truth_path, capture_path, target):
             f"equal; rejected there {len(rejected)}, judged over {sum(over.values())}: "
             + ("AGREE" if same else "DIFFER")
         )
-        for row in sorted(theirs - mine, key=str):
-            print(f"  choice only on {device}: {row}")
-        for row in sorted(mine - theirs, key=str):
-            print(f"  choice only in the capture for {target}: {row}")
-        for row in sorted(Counter(rejected) - over, key=str):
-            print(f"  rejected on {device}, not judged over: {row}")
-        for row in sorted(over - Counter(rejected), key=str):
-            print(f"  judged over, not rejected on {device}: {row}")
+        differences(theirs, mine, Counter(rejected), over, device, target)
         selections_, equal_choices = [], sum((mine & theirs).values())
     else:
         selections_, equal_choices = selections, 0
@@ -186,14 +194,7 @@ def main(truth_path, capture_path, target):
             f"rejected there {len(chunk['rejected'])}, judged over {len(over)}: "
             + ("AGREE" if same else "DIFFER")
         )
-        for row in sorted(theirs - mine, key=str):
-            print(f"  choice only on {device}: {row}")
-        for row in sorted(mine - theirs, key=str):
-            print(f"  choice only in the capture for {target}: {row}")
-        for row in sorted(chunk["rejected"] - over, key=str):
-            print(f"  rejected on {device}, not judged over: {row}")
-        for row in sorted(over - chunk["rejected"], key=str):
-            print(f"  judged over, not rejected on {device}: {row}")
+        differences(theirs, mine, chunk["rejected"], over, device, target)
 
     # Every other kernel. A kernel launched several times is compiled once: compare the sets.
     real_set, captured_set = set(real), set(captured)
