@@ -411,10 +411,10 @@ def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
             # A non-leaf input of grad(): its gradient is taken here; the graph beyond it runs
             # only where another input lies.
             run = run and _passes_on(node, needed)
-        if id(node) in target_nodes:
-            # The engine takes an input's gradient after its tensor hooks where the node goes
-            # no further, and before them (they run with the node) where it does.
-            taken = grads if run and not accumulate else _tensor_pre_hooks(node, grads)
+        if id(node) in target_nodes and not accumulate_grad:
+            # grad() takes an input's gradient after its tensor hooks where the node goes no
+            # further, and before them (they run with the node) where it does.
+            taken = grads if run else _tensor_pre_hooks(node, grads)
             for n, nr in targets:
                 if n is node and nr < len(taken):
                     captured[(id(node), nr)] = taken[nr]
