@@ -33,6 +33,14 @@ import threading
 import traceback
 
 
+def named(fn, key):
+    """A constant's argument name (Triton keys them by their path, ``(10,)``)."""
+    names = getattr(fn, "arg_names", None) or []
+    if isinstance(key, tuple) and len(key) == 1 and 0 <= key[0] < len(names):
+        return names[key[0]]
+    return str(key)
+
+
 def main(out, script, args):
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     # Every kernel compiled in this run, none loaded from an earlier run's caches.
@@ -60,7 +68,7 @@ def main(out, script, args):
             {
                 "kernel": getattr(fn, "__name__", None),
                 "constants": {
-                    str(k): v
+                    named(fn, k): v
                     for k, v in (getattr(src, "constants", None) or {}).items()
                     if isinstance(v, (int, float, bool, str))
                 },

@@ -35,10 +35,26 @@ def stem(name):
     return head if tail.isdigit() and head else name
 
 
+def blocks(constants):
+    """A compile's block sizes (``XBLOCK``, ``R0_BLOCK``...) where its constants are named, as
+    one hashable part of its row; () for a truth that keyed them by position."""
+    return tuple(
+        sorted(
+            (k, v) for k, v in constants.items() if k.endswith("BLOCK") and k.isupper()
+        )
+    )
+
+
 def truth_rows(truth):
     plain, coordesc, choices = Counter(), [], []
+    named = any(
+        k.endswith("BLOCK") for c in truth["compiles"] for k in c.get("constants", {})
+    )
+    truth["_named"] = named
     for c in truth["compiles"]:
         row = (c["kernel"], c["num_warps"], c["num_stages"], c["shared"])
+        if named:
+            row += (blocks(c.get("constants", {})),)
         if c.get("coordesc"):
             coordesc.append(row)
         elif c.get("choice"):
@@ -54,7 +70,7 @@ def truth_rows(truth):
     return plain, coordesc, choices, rejected
 
 
-def capture_rows(report, target):
+def capture_rows(report, target, named=False):
     found = [t for t in report["targets"] if t["device"]["device"] == target]
     if not found:
         sys.exit(f"the capture has no target {target}")
@@ -89,14 +105,15 @@ def capture_rows(report, target):
                 if any(v.get("over_by") for v in result.get("verdicts", [])):
                     selections[-1]["over"].add((selection["op"], choice))
                 continue
-            plain[
-                (
-                    compile_["kernel"]["function"],
-                    options.get("num_warps"),
-                    options.get("num_stages"),
-                    bytes_,
-                )
-            ] += launch.get("count", 1)
+            row = (
+                compile_["kernel"]["function"],
+                options.get("num_warps"),
+                options.get("num_stages"),
+                bytes_,
+            )
+            if named:
+                row += (blocks(compile_.get("constexprs", {})),)
+            plain[row] += launch.get("count", 1)
     return plain, crashing, selections, target["device"]["smem_per_block_optin"]
 
 
@@ -147,7 +164,9 @@ def main(truth_path, capture_path, target):
         report = json.load(f)
     device = truth["device"]
     real, coordesc, real_choices, rejected = truth_rows(truth)
-    captured, crashing, selections, budget = capture_rows(report, target)
+    captured, crashing, selections, budget = capture_rows(
+        report, target, truth["_named"]
+    )
     autotuned = bool(real_choices or selections)
     forced = truth.get("pick") == "first-fitting"
     ok = True
@@ -230,7 +249,9 @@ def main(truth_path, capture_path, target):
     print(
         f"{truth_path} (pick: {truth.get('pick', 'fastest')}): "
         f"{len(real_set)} compiles on {device}, {len(captured_set)} in the capture for "
-        f"{target}, {len(real_set & captured_set)} equal (kernel, num_warps, num_stages, bytes); "
+        f"{target}, {len(real_set & captured_set)} equal (kernel, num_warps, num_stages, bytes"
+        + (", block sizes" if truth["_named"] else "")
+        + "); "
         f"{len(failed)} failed there, {len(crashing)} judged crashing; "
         f"max-autotune: {len(selections)} selections, {len(real_choices)} choices compiled "
         f"on the device, {equal_choices} equal; {len(rejected)} rejected there, "

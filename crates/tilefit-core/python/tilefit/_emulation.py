@@ -20,6 +20,8 @@ from __future__ import annotations
 import sys
 from typing import ClassVar
 
+from tilefit import _cubin
+
 #: The process's :class:`Emulation` once :func:`install` made it: torch and Triton are patched
 #: process-wide, so there is one per process. The patches hold it themselves; this answers the
 #: public API's questions (:func:`installed`).
@@ -373,16 +375,22 @@ class _DeviceUtils:
             },
         )
 
-    def load_binary(self, _name, _kernel, _shared, _device):
+    def load_binary(self, name, kernel, _shared, _device):
         """A compiled kernel's load: nothing is loaded, and nothing judged here. The shared-memory
         check against the device's budget has run (``CompiledKernel._init_handles``, before the
-        load); registers and the thread limit come from tilefit's own compile of the launch
-        (``--resources full``), so the load reports them unknown: no register count, no spill
-        count, and the block size the device allows at most."""
+        load). On NVIDIA the registers per thread and the local memory (``n_spills``: bytes / 4,
+        as Triton's driver divides ``CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES``) are read from the
+        cubin the way the driver reads them, because Inductor's reductions halve their R blocks
+        from the register count. On AMD they are unknown (None: Inductor then keeps its
+        configs). The thread limit is the device's block size at most; the register-bound limit
+        comes from tilefit's own compile of the launch (``--resources full``)."""
         threads = self._device.get("max_threads_per_block")
         if threads is None:
             raise EmulationGap("the device's threads per block")
-        return None, None, None, None, threads
+        if self._device["backend"] != "cuda":
+            return None, None, None, None, threads
+        registers, local_bytes = _cubin.load_attributes(kernel, name)
+        return None, None, registers, local_bytes // 4, threads
 
 
 class _NoLaunch:

@@ -167,6 +167,7 @@ def _heuristics(module, recorder, emulation):
         self._tilefit_shared = {}
         self._tilefit_no_valid = None
         self._tilefit_retry = None
+        self._tilefit_rescaled = []
         self._tilefit_precompiled = False
 
     def precompile_(self, *args, **kwargs):
@@ -197,6 +198,9 @@ def _heuristics(module, recorder, emulation):
     tuner.__init__ = __init__
     tuner.precompile = precompile_
     tuner.run = run
+    scale = getattr(tuner, "_dynamic_scale_rblock", None)
+    if scale is not None:
+        tuner._dynamic_scale_rblock = _rescaled(scale)
     retry = getattr(tuner, "compile_by_disabling_pipelining", None)
     if retry is not None:
         # Newer torch (2.15) retries a kernel none of whose configs loads at num_stages=1
@@ -221,6 +225,42 @@ def _heuristics(module, recorder, emulation):
             return launcher
 
         tuner.compile_by_disabling_pipelining = compile_by_disabling_pipelining
+
+
+def _rescaled(scale):
+    """Inductor's ``_dynamic_scale_rblock``, run as on the device (the emulated load reads each
+    config's registers from its cubin), with the configs it adds kept: a reduction config whose
+    registers per thread leave fewer resident blocks than its grid needs gets a copy with its R
+    blocks halved, compiled and tried beside the others."""
+
+    def _dynamic_scale_rblock(self):
+        before = list(self.compile_results or [])
+        scale(self)
+        for result in (self.compile_results or [])[len(before) :]:
+            new = result.config
+            # The config it halved: the same but for R blocks twice as large.
+            old = [
+                r
+                for r in before
+                if (r.config.num_warps, r.config.num_stages)
+                == (new.num_warps, new.num_stages)
+                and all(
+                    r.config.kwargs.get(k) == (2 * v if k.startswith("R") else v)
+                    for k, v in new.kwargs.items()
+                )
+            ][:1]
+            why = {
+                "registers": getattr(old[0].kernel, "n_regs", None) if old else None,
+                "from": {
+                    k: v
+                    for r in old
+                    for k, v in r.config.kwargs.items()
+                    if k.startswith("R")
+                },
+            }
+            self._tilefit_rescaled.append((new, why))
+
+    return _dynamic_scale_rblock
 
 
 def _out_of_resources(error):
@@ -404,7 +444,11 @@ def _call_site(frame):
 def _record(recorder, emulation, autotuner, args, kwargs):
     """Record one launch of an Inductor kernel: each config it would try, as candidates of one
     group (one config: the fixed launch)."""
-    configs = list(autotuner._tilefit_configs)
+    # The configs Inductor halved after the load are tried beside the ones it listed.
+    rescaled = {id(config): why for config, why in autotuner._tilefit_rescaled}
+    configs = list(autotuner._tilefit_configs) + [
+        c for c, _ in autotuner._tilefit_rescaled
+    ]
     retry = autotuner._tilefit_retry
     if retry is not None:
         # The config that failed and the one Inductor retried it as: the kernel survives where
@@ -484,6 +528,8 @@ def _record(recorder, emulation, autotuner, args, kwargs):
         }
         if retry is not None:
             record["inductor"]["retry"] = {"num_stages": 1}
+        if id(config) in rescaled:
+            record["inductor"]["rescaled"] = rescaled[id(config)]
         if selection is not None:
             # A choice's module names its kernel by a placeholder: the choice's own name.
             chosen = selection.get("choice")

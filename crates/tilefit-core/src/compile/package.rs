@@ -27,6 +27,7 @@ pub const PACKAGE: &[(&str, &str)] = &[
         "_choices.py",
         include_str!("../../python/tilefit/_choices.py"),
     ),
+    ("_cubin.py", include_str!("../../python/tilefit/_cubin.py")),
     (
         "_device.py",
         include_str!("../../python/tilefit/_device.py"),

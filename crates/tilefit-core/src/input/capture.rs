@@ -209,6 +209,22 @@ pub struct InductorLaunch {
     /// For a choice of a max-autotune selection: Inductor's description of its config.
     #[serde(default)]
     pub choice: Option<String>,
+    /// A config Inductor added after the load, its R blocks halved for registers.
+    #[serde(default)]
+    pub rescaled: Option<InductorRescale>,
+}
+
+/// A reduction config Inductor adds once its configs are loaded (`_dynamic_scale_rblock`): where
+/// a config's registers per thread leave fewer resident blocks than its grid has, a copy with
+/// every R block halved is compiled and tried beside it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct InductorRescale {
+    /// Registers per thread of the config it halved, as the load read them from its cubin.
+    #[serde(default)]
+    pub registers: Option<u64>,
+    /// That config's R blocks (`R0_BLOCK`...), before halving.
+    #[serde(default)]
+    pub from: BTreeMap<String, u64>,
 }
 
 /// One launch.

@@ -11,7 +11,8 @@ use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
 use crate::input::capture::{
-    CapturedArg, CapturedKernel, Frame, InductorKernel, ScriptError, Site, Stopped, TestOutcome,
+    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, ScriptError, Site,
+    Stopped, TestOutcome,
 };
 
 /// The report's schema version.
@@ -291,4 +292,9 @@ pub struct CompileReport {
     /// (`BLOCK_K=32, BLOCK_M=64, ..., num_stages=5, num_warps=8`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inductor_choice: Option<String>,
+    /// A config Inductor added once the kernel's configs were loaded: a copy of a reduction
+    /// config with its R blocks halved, because its registers per thread leave too few resident
+    /// blocks for its grid.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inductor_rescaled: Option<InductorRescale>,
 }

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde_json::Value;
 
 use crate::input::capture::{
-    CapturedArg, CapturedKernel, Frame, InductorKernel, Launch, Records, Site,
+    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, Launch, Records, Site,
 };
 use crate::input::spec::{KernelDocument, SpecDocument, TargetsDocument};
 
@@ -32,6 +32,8 @@ pub struct Compile {
     /// For a choice of a max-autotune selection: Inductor's description of its config (its tiles
     /// are constants of its generated source, not constexpr arguments).
     pub inductor_choice: Option<String>,
+    /// A config Inductor added after the load, its R blocks halved for registers.
+    pub inductor_rescaled: Option<InductorRescale>,
 }
 
 /// One launch of the host code: a fixed config, or an autotuned launch with every config the
@@ -85,6 +87,7 @@ fn compile_of(launch: &Launch) -> Compile {
         globals: launch.globals.clone(),
         inductor_shared: launch.inductor.as_ref().and_then(|i| i.shared),
         inductor_choice: launch.inductor.as_ref().and_then(|i| i.choice.clone()),
+        inductor_rescaled: launch.inductor.as_ref().and_then(|i| i.rescaled.clone()),
     }
 }
 

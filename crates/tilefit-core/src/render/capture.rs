@@ -266,6 +266,58 @@ fn retry_note(target: &TargetCapture, launch: &LaunchReport, out: &mut String, p
     );
 }
 
+/// For a reduction whose configs Inductor extends once they are loaded: each config it adds (R
+/// blocks halved because the config's registers leave too few resident blocks for its grid),
+/// judged beside the configs it listed.
+fn rescale_note(target: &TargetCapture, launch: &LaunchReport, out: &mut String, prefix: &str) {
+    let added: Vec<String> = launch
+        .compiles
+        .iter()
+        .filter_map(|&i| target.compiles.get(i))
+        .filter_map(|compile| {
+            let rescale = compile.inductor_rescaled.as_ref()?;
+            let tiles: Vec<(String, serde_json::Value)> = compile
+                .constexprs
+                .iter()
+                .filter(|(k, _)| k.ends_with("BLOCK"))
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .chain(
+                    compile
+                        .options
+                        .iter()
+                        .filter(|(k, _)| *k == "num_warps")
+                        .map(|(k, v)| (k.clone(), v.clone())),
+                )
+                .collect();
+            let from: Vec<String> = rescale
+                .from
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect();
+            let registers = rescale
+                .registers
+                .map_or_else(String::new, |r| format!(", {r} registers per thread"));
+            Some(format!(
+                "{} (from {}{registers}): {}",
+                describe_config(&tiles),
+                from.join(" "),
+                shown_bytes(compile, &target.device.device)
+            ))
+        })
+        .collect();
+    if added.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "{prefix}{}: once its configs are loaded, Inductor adds {} with R blocks halved for \
+         registers (each judged beside the others): {}",
+        control(&crate::judge::capture::launch_text(launch)),
+        counted(added.len() as u64, "config", "configs"),
+        control(&added.join("; "))
+    );
+}
+
 /// A template choice's config: its tiles (`BLOCK_*`, `GROUP_*`), then its warps and stages.
 fn choice_config(compile: &CompileReport) -> String {
     if let Some(description) = &compile.inductor_choice {
@@ -413,6 +465,7 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     for launch in &target.launches {
         inductor_note(launch, out, prefix);
         retry_note(target, launch, out, prefix);
+        rescale_note(target, launch, out, prefix);
         selection_note(target, launch, out, prefix);
         let Some(fix) = &launch.fix else { continue };
         let fits: Vec<String> = fix

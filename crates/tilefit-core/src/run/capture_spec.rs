@@ -28,6 +28,7 @@ pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit:
                 globals: c.globals.clone(),
                 inductor_shared: c.inductor_shared,
                 inductor_choice: c.inductor_choice.clone(),
+                inductor_rescaled: c.inductor_rescaled.clone(),
             })
             .collect();
         for group in spec_groups(&compiles) {

@@ -88,6 +88,67 @@ fn torch_compile_kernels_are_judged_per_device_and_flex_attention_misses_the_des
 }
 
 #[test]
+fn a_reductions_configs_halved_for_registers_after_the_load_are_judged_too() {
+    // Inductor reads each loaded config's registers per thread and, where they leave fewer
+    // resident blocks than the grid has, adds a copy with its R blocks halved: the emulated load
+    // reads the registers from the cubin, as the driver does, so the copy is made here too.
+    let (run, report) = capture("rescale.py", "h100,rtx-pro-6000", &[]);
+    assert_eq!(run.code, 0, "{}\n{}", run.stdout, run.stderr);
+    for target in report["targets"].as_array().unwrap() {
+        let device = target["device"]["device"].as_str().unwrap();
+        let compiles = target["compiles"].as_array().unwrap();
+        let launch = target["launches"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|l| l["inductor"]["kind"] == "reduction")
+            .unwrap_or_else(|| panic!("{device}: no reduction in {}", target["launches"]));
+        let mine: Vec<&Value> = launch["compiles"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| &compiles[usize::try_from(i.as_u64().unwrap()).unwrap()])
+            .collect();
+        assert_eq!(launch["autotune"]["configs"], mine.len(), "{device}");
+        let added: Vec<&&Value> = mine
+            .iter()
+            .filter(|c| !c["inductor_rescaled"].is_null())
+            .collect();
+        assert!(!added.is_empty(), "{device}: nothing rescaled in {mine:?}");
+        for compile in added {
+            let rescale = &compile["inductor_rescaled"];
+            let block = compile["constexprs"]["R0_BLOCK"].as_u64().unwrap();
+            assert_eq!(
+                rescale["from"]["R0_BLOCK"],
+                2 * block,
+                "{device}: {compile}"
+            );
+            // More registers than the device's threads per SM leave each thread.
+            assert!(
+                rescale["registers"].as_u64().unwrap() > 32,
+                "{device}: {rescale}"
+            );
+            // The config it halved is the launch's too, and Inductor's bytes are tilefit's.
+            assert!(mine.iter().any(|c| {
+                c["constexprs"]["R0_BLOCK"] == 2 * block
+                    && c["constexprs"]["XBLOCK"] == compile["constexprs"]["XBLOCK"]
+                    && c["options"]["num_warps"] == compile["options"]["num_warps"]
+            }));
+            assert_eq!(
+                compile["inductor_shared"], compile["result"]["shared_bytes"],
+                "{device}"
+            );
+        }
+        assert!(
+            run.stdout
+                .contains("Inductor adds 1 config with R blocks halved for registers"),
+            "{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
 #[ignore = "exhaustive tier: .ci/run runs it with `-- --ignored`"]
 fn torch_compile_where_capture_cannot_judge_fails_closed() {
     let (run, report) = capture("compiled_fails.py", "h100", &[]);

@@ -9,7 +9,7 @@ use regex::Regex;
 use serde_json::Value;
 use tilefit_core::resources::{self, BinaryFormat};
 
-use super::{compile_binaries, fixture, json_of, probe, scratch};
+use super::{compile_binaries, fixture, json_of, probe, python, scratch};
 
 /// The first number a pattern captures in `text`.
 fn number(text: &str, pattern: &str) -> u64 {
@@ -28,6 +28,41 @@ fn ptxas_says(log: &str) -> (u64, u64, u64) {
         number(log, r"(\d+) bytes stack frame"),
         number(log, r"(\d+) bytes spill stores"),
     )
+}
+
+/// `(n_regs, n_spills)` of `matmul_kernel` as the emulated driver's `load_binary` returns them
+/// for the cubin at `path` (a CUDA h100 device dict; the load reads only the binary).
+fn python_load(path: &std::path::Path) -> (u64, u64) {
+    let package = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tilefit-core/python");
+    let script = r"import sys
+sys.path.insert(0, sys.argv[1])
+from tilefit import _emulation
+utils = _emulation._DeviceUtils({'backend': 'cuda', 'max_threads_per_block': 1024})
+data = open(sys.argv[2], 'rb').read()
+_, _, regs, spills, threads = utils.load_binary('matmul_kernel', data, 0, 0)
+assert threads == 1024
+try:
+    utils.load_binary('other', data, 0, 0)
+except _emulation._cubin.CubinError as e:
+    assert 'no kernel `other` in the binary (it has: matmul_kernel)' in str(e), e
+else:
+    raise AssertionError('a missing kernel was read')
+print(regs, spills)
+";
+    let out = std::process::Command::new(python())
+        .args(["-c", script])
+        .arg(&package)
+        .arg(path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut numbers = text.split_whitespace().map(|n| n.parse::<u64>().unwrap());
+    (numbers.next().unwrap(), numbers.next().unwrap())
 }
 
 #[test]
@@ -80,6 +115,17 @@ fn cubins_of_three_archs_read_as_ptxas_reported_them() {
         } else {
             assert_eq!((spills, frame), (0, 0), "{config} was chosen not to spill");
         }
+        // The emulated driver's load (the Python half's `_cubin`, which Inductor's reductions
+        // read under capture) reads the same registers, and local bytes / 4 as `n_spills`.
+        let loaded = python_load(&dir.join(format!("{tag}.cubin")));
+        assert_eq!(
+            loaded,
+            (
+                u64::from(read.registers_per_thread),
+                read.local_bytes_per_thread / 4
+            ),
+            "{config}: the emulated load_binary"
+        );
         // A kernel that is not there is named, with what is.
         let missing = resources::read(BinaryFormat::Cubin, &cubin, Some("other"), None);
         assert!(

@@ -38,6 +38,7 @@ fn compile_all(
             error: None,
             inductor_shared: compile.inductor_shared,
             inductor_choice: compile.inductor_choice.clone(),
+            inductor_rescaled: compile.inductor_rescaled.clone(),
         })
         .collect();
     let mut specs = Vec::new();
@@ -191,6 +192,7 @@ fn fix_launches(
             globals: base.globals.clone(),
             inductor_shared: None,
             inductor_choice: None,
+            inductor_rescaled: None,
         };
         // A template Inductor generated sets its tiles as constants of its source: its
         // candidates with smaller tiles are compiles of an edited copy of its scope.
