@@ -239,25 +239,25 @@ def _rescaled(scale):
         for result in (self.compile_results or [])[len(before) :]:
             new = result.config
             # The config it halved: the same but for R blocks twice as large.
-            old = [
-                r
-                for r in before
-                if (r.config.num_warps, r.config.num_stages)
-                == (new.num_warps, new.num_stages)
-                and all(
-                    r.config.kwargs.get(k) == (2 * v if k.startswith("R") else v)
-                    for k, v in new.kwargs.items()
-                )
-            ][:1]
-            why = {
-                "registers": getattr(old[0].kernel, "n_regs", None) if old else None,
-                "from": {
-                    k: v
-                    for r in old
-                    for k, v in r.config.kwargs.items()
-                    if k.startswith("R")
-                },
-            }
+            old = next(
+                (
+                    r
+                    for r in before
+                    if (r.config.num_warps, r.config.num_stages)
+                    == (new.num_warps, new.num_stages)
+                    and all(
+                        r.config.kwargs.get(k) == (2 * v if k.startswith("R") else v)
+                        for k, v in new.kwargs.items()
+                    )
+                ),
+                None,
+            )
+            why = {"registers": None, "from": {}}
+            if old is not None:
+                why["registers"] = getattr(old.kernel, "n_regs", None)
+                why["from"] = {
+                    k: v for k, v in old.config.kwargs.items() if k.startswith("R")
+                }
             self._tilefit_rescaled.append((new, why))
 
     return _dynamic_scale_rblock
