@@ -353,6 +353,10 @@ pub struct CaptureArgs {
     /// judged).
     #[arg(long)]
     pub allow_empty: bool,
+    /// A stop that ended the script, a thread or a test early (what it runs after is never
+    /// judged) is reported, not a failure (by default it fails: `stopped-early`).
+    #[arg(long)]
+    pub allow_stopped: bool,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Run this worker script instead of the embedded one (testing only).

@@ -16,9 +16,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import sys
+import threading
+import traceback
 
-from tilefit import _emulation, _jit, _scope
+from tilefit import _emulation, _jit, _scope, _values
 
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -27,8 +30,17 @@ _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 _NOT_OPTIONS = {"grid", "warmup", "debug", "instrumentation_mode"}
 
 
+def thread_name():
+    """The current thread's name as the report shows it: a pool's worker by its pool
+    (``ThreadPoolExecutor-0_3`` is ``ThreadPoolExecutor-0``: which worker ran a task is the
+    scheduler's choice, and two runs give the same report)."""
+    name = threading.current_thread().name
+    return re.sub(r"^(ThreadPoolExecutor-\d+)_\d+$", r"\1", name)
+
+
 class Recorder:
-    """The launches and stopped calls of one emulated run."""
+    """The launches, stopped calls, value checks and assumptions of one process of an emulated
+    run (the main process, or a child: :mod:`tilefit._processes`)."""
 
     def __init__(self, device):
         self.device = device
@@ -36,17 +48,136 @@ class Recorder:
         self.stopped = []
         self.errors = []
         self.tests = []
+        self.checks = []
+        self.assumptions = []
         self.scopes = {}
         self.exit = None
         self.calls = 0
-        self._group = []
-        self._benchmarking = 0
+        self._local = threading.local()
         self._next_group = 0
         self.current_call = None
+        self.process_name = "main"
+        self.process_kind = "main"
+        self.lock = threading.Lock()
+
+    # The autotuned launch in progress, and how deep a benchmark call is: per thread, so two
+    # threads' autotuned launches keep their own configs apart.
+    @property
+    def _group(self):
+        if not hasattr(self._local, "group"):
+            self._local.group = []
+        return self._local.group
+
+    @property
+    def _benchmarking(self):
+        return getattr(self._local, "benchmarking", 0)
+
+    @_benchmarking.setter
+    def _benchmarking(self, value):
+        self._local.benchmarking = value
 
     def begin_call(self, name):
         self.calls += 1
         self.current_call = name
+
+    def value_read(self, kind, what, value, frame):
+        """A value host code read with no data (:mod:`tilefit._values`): a check passed over, or
+        an assumption; once per line, call and kind, with a count."""
+        where = _user_frame(frame)
+        place = self.place()
+        entries = self.checks if kind == "check" else self.assumptions
+        key = (self.current_call, where, what, place["process"], place["thread"])
+        with self.lock:
+            for entry in entries:
+                if entry["_key"] == key:
+                    entry["count"] += 1
+                    return
+            entry = {
+                "_key": key,
+                "call": self.current_call,
+                "file": where[0] if where else None,
+                "line": where[1] if where else None,
+                "what": what,
+                "count": 1,
+                **place,
+            }
+            if kind != "check":
+                entry["value"] = _scope.plain(value) if not isinstance(value, str) else value
+            entries.append(entry)
+
+    def assumed_before(self):
+        """The first assumption of the current call in this thread's process: every launch after
+        it is marked with it."""
+        for entry in self.assumptions:
+            if entry["call"] == self.current_call:
+                return {"file": entry["file"], "line": entry["line"]}
+        return None
+
+    def place(self):
+        """Where a record was made: the process and the thread."""
+        return {"process": self.process_name, "thread": thread_name()}
+
+    def become_child(self, name, kind, forked=True):
+        """This process is now a child of the run, named ``name`` (``forked``: what it records
+        from here is its own; what the parent recorded before the fork is the parent's)."""
+        self.process_name = name
+        self.process_kind = kind
+        if not forked:
+            return
+        self.launches = []
+        self.stopped = []
+        self.errors = []
+        self.tests = []
+        self.checks = []
+        self.assumptions = []
+        self.scopes = {}
+        self.exit = None
+        self.calls = 0
+        self._local = threading.local()
+        self.lock = threading.Lock()
+
+    def raised(self, error, thread=None):
+        """Record an error that ended the script, a thread or a child process: a stop (it ended
+        what raised it), a failure the device would have too, an error already recorded where it
+        was raised, or the script's own error. Returns the exit status it means."""
+        where = _user_frame(error.__traceback__)
+        place = self.place()
+        if thread is not None:
+            place["thread"] = thread
+        if _emulation.stop_reason(error) is not None:
+            self.stop(error)
+            entry = getattr(error, "_tilefit_stop", None)
+            if entry is None and self.stopped:
+                entry = self.stopped[-1]
+            if entry is not None:
+                entry["ended"] = True
+                entry.update(place)
+            return 0
+        device_failure = marked(error, "_tilefit_device_failure")
+        if device_failure is not None:
+            text = (
+                "torch.compile fails here, as on the device (the launch judged above): "
+                f"{type(device_failure).__name__}: {device_failure}"
+            )
+        elif marked(error, "_tilefit_recorded") is not None:
+            return 1
+        else:
+            text = f"{type(error).__name__}: {error}"
+        self.errors.append(
+            {
+                "call": self.current_call,
+                "error": text,
+                "traceback": "".join(
+                    traceback.format_exception(
+                        type(error), error, error.__traceback__, limit=-12
+                    )
+                ),
+                "file": where[0] if where else None,
+                "line": where[1] if where else None,
+                **place,
+            }
+        )
+        return 1
 
     def stop(self, error, call=None, here=False):
         """Record ``error`` as a stopped call, once: where it is raised (``here``, with the
@@ -62,6 +193,7 @@ class Recorder:
             "line": frame[1] if frame else None,
             "reason": _emulation.stop_reason(error)
             or f"{type(error).__name__}: {error}",
+            **self.place(),
         }
         self.stopped.append(entry)
         try:
@@ -85,6 +217,9 @@ class Recorder:
             "scopes": self.scopes,
             "stopped": self.stopped,
             "errors": self.errors,
+            "checks": [_public(e) for e in self.checks],
+            "assumptions": [_public(e) for e in self.assumptions],
+            "process": {"name": self.process_name, "kind": self.process_kind},
             "calls": self.calls,
             "tests": self.tests,
             # The last key: the reader checks that the run reached its end.
@@ -120,6 +255,10 @@ class Recorder:
         text = _scope.dumps(self.as_json(), indent=1, default=repr)
         with open(path, "w", encoding="utf-8") as out:
             out.write(text + "\n")
+
+
+def _public(entry):
+    return {k: v for k, v in entry.items() if not k.startswith("_")}
 
 
 #: The process's :class:`Recorder` once :func:`install` put it in place (the launch patches hold
@@ -353,6 +492,10 @@ def marked(error, *marks):
 def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
     """Record one launch of ``jit`` (a JITFunction) with the launch's own values into
     ``recorder`` (``emulation`` says whether a benchmark call made it)."""
+    for value in (*args, *kwargs.values()):
+        if hasattr(value, "untyped_storage"):
+            # The kernel writes what it is given: the host no longer knows its data.
+            _values.written(value)
     # Inside an autotuned launch, the launching line is where the autotuner was called.
     outer = recorder._group[0] if recorder and recorder._group else None
     caller = (
@@ -369,6 +512,11 @@ def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
         "warmup": bool(warmup),
         "call": recorder.current_call if recorder else None,
     }
+    if recorder is not None:
+        record.update(recorder.place())
+        assumed = recorder.assumed_before()
+        if assumed is not None:
+            record["assumed"] = assumed
     group = recorder._group[-1] if recorder and recorder._group else None
     if group is not None:
         benchmarking = recorder._benchmarking or emulation.benchmarking
@@ -489,6 +637,7 @@ def install(recorder, emulation):
     global _INSTALLED
     _INSTALLED = recorder
     _emulation.ON_STOP.append(lambda error: recorder.stop(error, here=True))
+    _values.ON_VALUE.append(recorder.value_read)
     from triton.runtime import autotuner
     from triton.runtime.jit import JITFunction
 

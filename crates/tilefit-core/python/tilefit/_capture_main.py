@@ -8,14 +8,15 @@ records as JSON.
 The emulation is in place before the script (and so anything it imports) runs. A call that needs
 what emulation lacks (real data, a value the table does not have) stops there: it is recorded with
 its line and reason, not raised. Any other error of the script is recorded too, with its
-traceback; the records are written whatever happens.
+traceback. The records are written at the process's exit (:mod:`tilefit._processes`), after
+Python has joined the threads still running and multiprocessing its children; each child process
+writes its own beside them.
 """
 
 import json
 import os
 import runpy
 import sys
-import traceback
 
 
 def main(argv):
@@ -44,7 +45,7 @@ def main(argv):
             file=sys.stderr,
         )
         return 3
-    from tilefit import _capture, _emulation, _inductor, _system
+    from tilefit import _capture, _emulation, _inductor, _processes, _system
 
     emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
@@ -69,71 +70,38 @@ def main(argv):
         sys.argv = [script, *args]
         sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
         _capture.USER_ROOTS.append(os.path.dirname(os.path.abspath(script)) + os.sep)
+    # Every thread and child process of the run: the records are written at exit, once Python
+    # has joined the threads still running and multiprocessing its children.
+    _processes.child_environment(
+        device_file, os.path.abspath(out) + ".d", _capture.USER_ROOTS, scratch
+    )
+    _processes.install(recorder, emulation, emulation.mode, out=os.path.abspath(out))
     try:
-        try:
-            if module:
-                runpy.run_module(module, run_name="__main__", alter_sys=True)
-            else:
-                runpy.run_path(script, run_name="__main__")
-        except SystemExit as exit_:
-            code = (
-                exit_.code
-                if isinstance(exit_.code, int)
-                else (0 if exit_.code is None else 1)
+        if module:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        else:
+            runpy.run_path(script, run_name="__main__")
+    except SystemExit as exit_:
+        code = (
+            exit_.code
+            if isinstance(exit_.code, int)
+            else (0 if exit_.code is None else 1)
+        )
+        if code and not isinstance(exit_.code, int):
+            # `sys.exit("why")`: the report says why (an exit status is the status's line).
+            recorder.errors.append(
+                {
+                    "call": recorder.current_call,
+                    "error": f"the script exited with {exit_.code!r}",
+                    "traceback": "",
+                    **recorder.place(),
+                }
             )
-            if code and not isinstance(exit_.code, int):
-                # `sys.exit("why")`: the report says why (an exit status is the status's line).
-                recorder.errors.append(
-                    {
-                        "call": recorder.current_call,
-                        "error": f"the script exited with {exit_.code!r}",
-                        "traceback": "",
-                    }
-                )
-        except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
-            if _emulation.stop_reason(error) is not None:
-                recorder.stop(error)
-                # It ended the script: what the script runs after it was never run.
-                entry = getattr(error, "_tilefit_stop", None)
-                if entry is None and recorder.stopped:
-                    entry = recorder.stopped[-1]
-                if entry is not None:
-                    entry["ended"] = True
-            elif _capture.marked(error, "_tilefit_device_failure") is not None:
-                # The device fails here too: the script ends as it would there, and says why.
-                cause = _capture.marked(error, "_tilefit_device_failure")
-                where = _capture._user_frame(error.__traceback__)
-                recorder.errors.append(
-                    {
-                        "call": recorder.current_call,
-                        "error": "torch.compile fails here, as on the device (the launch "
-                        f"judged above): {type(cause).__name__}: {cause}",
-                        "traceback": traceback.format_exc(limit=-12),
-                        "file": where[0] if where else None,
-                        "line": where[1] if where else None,
-                    }
-                )
-                code = 1
-            elif _capture.marked(error, "_tilefit_recorded") is not None:
-                # Recorded where it was raised (a compile that failed under the emulation).
-                code = 1
-            else:
-                where = _capture._user_frame(error.__traceback__)
-                recorder.errors.append(
-                    {
-                        "call": recorder.current_call,
-                        "error": f"{type(error).__name__}: {error}",
-                        "traceback": traceback.format_exc(limit=-12),
-                        "file": where[0] if where else None,
-                        "line": where[1] if where else None,
-                    }
-                )
-                code = 1
-        # The run reached its end here: the records are whole (KeyboardInterrupt skips this;
-        # os._exit leaves no records at all).
-        recorder.exit = code
-    finally:
-        recorder.write(out)
+    except Exception as error:  # noqa: BLE001 (any error of the script is recorded: the report says where and why)
+        code = recorder.raised(error)
+    # The script body reached its end here (KeyboardInterrupt skips this, and the records then
+    # say they are not whole; os._exit leaves no records at all).
+    recorder.exit = code
     return code
 
 

@@ -18,9 +18,10 @@ table, on a machine with no GPU (``tilefit capture``, ``pytest --tilefit-emulate
 from __future__ import annotations
 
 import sys
+import threading
 from typing import ClassVar
 
-from tilefit import _cubin
+from tilefit import _cubin, _values
 
 #: The process's :class:`Emulation` once :func:`install` made it: torch and Triton are patched
 #: process-wide, so there is one per process. The patches hold it themselves; this answers the
@@ -31,6 +32,11 @@ _INSTALLED = None
 def installed():
     """This process's :class:`Emulation`, or None when it is not emulating."""
     return _INSTALLED
+
+
+def installed_mode():
+    """The FakeTensor mode of this process's emulation, or None."""
+    return _INSTALLED.mode if _INSTALLED is not None else None
 
 
 #: What ``torch.version.hip`` reads under a HIP target: HIP's version is not a property of the
@@ -269,6 +275,7 @@ def _patch_torch(device):
         torch.version.hip = None
         if torch.version.cuda is None:
             torch.version.cuda = HIP_VERSION
+    _values.install(FakeTensorMode)
     _record_stops_at_dispatch(FakeTensorMode)
     _swap_fake_parameters(torch)
     _patch_dtype_support(torch, device)
@@ -493,7 +500,19 @@ class Emulation:
 
     def __init__(self, device):
         self.device = dict(device)
-        self.benchmarking = 0
+        self._local = threading.local()
+        #: The FakeTensor mode every thread of the process enters.
+        self.mode = None
+
+    @property
+    def benchmarking(self):
+        """How deep this thread is inside a benchmark call (per thread: another thread's launches
+        are not the benchmark's)."""
+        return getattr(self._local, "benchmarking", 0)
+
+    @benchmarking.setter
+    def benchmarking(self, value):
+        self._local.benchmarking = value
 
     def fake_benchmark(self, kernel_call, quantiles=None, **_kwargs):
         """Run the call once (a launch tilefit records, not runs) and report a time of zero."""
@@ -531,7 +550,7 @@ def install(device):
             )
         return _INSTALLED
     emulation = _INSTALLED = Emulation(device)
-    _patch_torch(emulation.device)
+    emulation.mode = _patch_torch(emulation.device)
     _patch_triton(emulation)
     from tilefit import _autograd
 

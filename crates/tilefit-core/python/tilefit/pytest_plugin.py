@@ -13,10 +13,13 @@ Triton's ``OutOfResources`` gets ``tilefit explain``'s reading of the message in
 suite once per device under tilefit's device emulation (``tilefit capture --module pytest``, one
 process per device, the emulation in place before any test module is imported), captures every
 launch and compiles it for the device's arch, and prints, per kernel, the devices it would miss.
-A test whose assertions read kernel outputs cannot pass under emulation: it is reported as
-"captured, not checked", never as a failure or a pass. The session's result is the capture's
-gate: it fails where a launch would crash the engine on a device (a fixed config over the budget,
-an autotuned launch none of whose configs fits), unless ``--tilefit-report-only``.
+A test runs past its value checks (kernel outputs have no data under emulation: each check is
+passed over and listed as "not checked" at its line), so its backward is reached; a value it
+reads for a launch is computed where the data is known and assumed (declared) elsewhere. A test
+that still ends early (a stop) fails the session as a script's stop does (``stopped-early``).
+The session's result is the capture's gate: it fails where a launch would crash the engine on a
+device (a fixed config over the budget, an autotuned launch none of whose configs fits), where a
+test ended early, or where the run fails closed, unless ``--tilefit-report-only``.
 """
 
 import json
@@ -145,9 +148,9 @@ def pytest_cmdline_main(config):
             sys.executable,
         ]
         if config.getoption("--tilefit-report-only"):
-            # Report the devices' misses without failing on them (the capture still fails
-            # closed: a suite that did not run is never a pass).
-            command += ["--fail-on", "none"]
+            # Report the devices' misses and the tests that ended early without failing on
+            # them (the capture still fails closed: a suite that did not run is never a pass).
+            command += ["--fail-on", "none", "--allow-stopped"]
         else:
             command += ["--fail-on", "baseline,none-fits"]
         args = _without_emulate(list(config.invocation_params.args))
@@ -180,40 +183,99 @@ def pytest_runtest_protocol(item, nextitem):
         item._tilefit_first_launch = len(recorder.launches)
 
 
+def _counts(recorder, nodeid):
+    """A test's checks passed over (lines), assumptions (lines) and stops."""
+    return (
+        sum(1 for c in recorder.checks if c["call"] == nodeid),
+        sum(1 for a in recorder.assumptions if a["call"] == nodeid),
+        sum(1 for s in recorder.stopped if s["call"] == nodeid),
+    )
+
+
+def _checked_here(recorder, nodeid, error):
+    """Whether ``error`` (an AssertionError) was raised by a value check the test made on data
+    emulation passed over: the check's line read a value that emulation does not have."""
+    from tilefit import _capture
+
+    where = _capture._user_frame(error.__traceback__)
+    if where is None:
+        return False
+    return any(
+        c["call"] == nodeid and (c["file"], c["line"]) == where
+        for c in recorder.checks + recorder.assumptions
+    )
+
+
 def _emulated_report(item, call, report):
-    """Under emulation: a test that launched kernels and then failed read their outputs (which
-    emulation does not have): captured, not checked; a test stopped where it needed real data is
-    a stop. Either is reported as skipped with why, never as a failure."""
+    """Under emulation, a test runs past its value checks (passed over, counted); a test that
+    still ends early (a stop: real data it needs; a check whose values emulation cannot pass
+    over) is a stop that ended it, which fails the session as it fails a script
+    (``stopped-early``) unless ``--tilefit-report-only``. Either way pytest reports it as skipped
+    with why: the gate is tilefit's."""
     recorder = _emulated()
     launches = len(recorder.launches) - getattr(
         item, "_tilefit_first_launch", len(recorder.launches)
     )
     from tilefit import _emulation
 
-    if report.when == "call" or report.failed:
-        if report.failed and call.excinfo is not None:
-            error = call.excinfo.value
-            if launches > 0:
-                outcome = "captured, not checked"
-            elif _emulation.stop_reason(error) is not None:
-                outcome = "stopped"
-                recorder.stop(error, call=item.nodeid)
-            else:
-                outcome = "failed"
-            if outcome != "failed":
-                report.outcome = "skipped"
-                path, line = item.location[0], (item.location[1] or 0) + 1
-                report.longrepr = (path, line, f"tilefit: {outcome} under emulation")
+    if not (report.when == "call" or report.failed):
+        return
+    nodeid = item.nodeid
+    if report.failed and call.excinfo is not None:
+        error = call.excinfo.value
+        if _emulation.stop_reason(error) is not None:
+            outcome = "stopped"
+            recorder.stop(error, call=nodeid)
+            entry = getattr(error, "_tilefit_stop", None)
+            if entry is None and recorder.stopped:
+                entry = recorder.stopped[-1]
+            if entry is not None:
+                entry["ended"] = True
+        elif isinstance(error, AssertionError) and _checked_here(
+            recorder, nodeid, error
+        ):
+            outcome = "stopped"
+            where = _capture_site(error)
+            recorder.stopped.append(
+                {
+                    "call": nodeid,
+                    "file": where[0] if where else None,
+                    "line": where[1] if where else None,
+                    "reason": "a value check failed on values emulation does not have "
+                    f"({type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''})",
+                    "ended": True,
+                    **recorder.place(),
+                }
+            )
         else:
-            outcome = (
-                "captured, passed"
-                if launches > 0
-                else ("passed" if report.passed else report.outcome)
-            )
-        if report.when == "call" or report.failed:
-            recorder.tests.append(
-                {"nodeid": item.nodeid, "outcome": outcome, "launches": launches}
-            )
+            outcome = "failed"
+        if outcome != "failed":
+            report.outcome = "skipped"
+            path, line = item.location[0], (item.location[1] or 0) + 1
+            report.longrepr = (path, line, f"tilefit: {outcome} under emulation")
+    else:
+        checks = _counts(recorder, nodeid)[0]
+        if launches > 0:
+            outcome = "captured, checks not checked" if checks else "captured, passed"
+        else:
+            outcome = "passed" if report.passed else report.outcome
+    checks, assumptions, stops = _counts(recorder, nodeid)
+    recorder.tests.append(
+        {
+            "nodeid": nodeid,
+            "outcome": outcome,
+            "launches": launches,
+            "checks": checks,
+            "assumptions": assumptions,
+            "stops": stops,
+        }
+    )
+
+
+def _capture_site(error):
+    from tilefit import _capture
+
+    return _capture._user_frame(error.__traceback__)
 
 
 def pytest_configure(config):

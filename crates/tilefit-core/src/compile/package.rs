@@ -46,11 +46,19 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../python/tilefit/_inductor.py"),
     ),
     ("_jit.py", include_str!("../../python/tilefit/_jit.py")),
+    (
+        "_processes.py",
+        include_str!("../../python/tilefit/_processes.py"),
+    ),
     ("_prune.py", include_str!("../../python/tilefit/_prune.py")),
     ("_scope.py", include_str!("../../python/tilefit/_scope.py")),
     (
         "_system.py",
         include_str!("../../python/tilefit/_system.py"),
+    ),
+    (
+        "_values.py",
+        include_str!("../../python/tilefit/_values.py"),
     ),
     (
         "emulate.py",

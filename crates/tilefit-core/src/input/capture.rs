@@ -36,6 +36,15 @@ pub struct Records {
     /// Under pytest: each test's outcome under emulation.
     #[serde(default)]
     pub tests: Vec<TestOutcome>,
+    /// Value checks passed over: values a check read that emulation does not have.
+    #[serde(default)]
+    pub checks: Vec<ValueRead>,
+    /// Values host code read that emulation does not have, assumed (declared, with the value).
+    #[serde(default)]
+    pub assumptions: Vec<ValueRead>,
+    /// The process these records are of (the main process, or a child of the run).
+    #[serde(default)]
+    pub process: Option<ProcessName>,
     /// The script's exit status as the emulated run saw it (`sys.exit(4)`: 4).
     #[serde(default)]
     pub exit: Option<i64>,
@@ -54,6 +63,54 @@ pub struct TestOutcome {
     /// Launches it made.
     #[serde(default)]
     pub launches: u64,
+    /// Lines of its value checks passed over (not checked).
+    #[serde(default)]
+    pub checks: u64,
+    /// Values it read that were assumed.
+    #[serde(default)]
+    pub assumptions: u64,
+    /// Its stops (caught, or the one that ended it).
+    #[serde(default)]
+    pub stops: u64,
+}
+
+/// A value host code read that emulation does not have: a check's (passed over, not checked)
+/// or an assumption (with the value assumed).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ValueRead {
+    /// The call (under pytest, the test).
+    #[serde(default)]
+    pub call: Option<String>,
+    /// The user's file where it was read.
+    #[serde(default)]
+    pub file: Option<String>,
+    /// Its line.
+    #[serde(default)]
+    pub line: Option<u64>,
+    /// What read it (`torch.testing.assert_close`, a tensor's value read on the host...).
+    pub what: String,
+    /// How many times that line read one.
+    #[serde(default)]
+    pub count: u64,
+    /// The value assumed (an assumption's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// The process that read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The thread that read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
+}
+
+/// A process of the run: the main one, or a child (a `fork`, `spawn` or `forkserver` process,
+/// a Python `subprocess`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessName {
+    /// Its name (`main`, `Process-1`, `python worker.py`).
+    pub name: String,
+    /// `main`, `fork`, `spawn`, `forkserver` or `subprocess`.
+    pub kind: String,
 }
 
 /// A kernel as captured.
@@ -268,6 +325,15 @@ pub struct Launch {
     /// A kernel `torch.compile` generated: Inductor's part.
     #[serde(default)]
     pub inductor: Option<InductorLaunch>,
+    /// The process that launched it.
+    #[serde(default)]
+    pub process: Option<String>,
+    /// The thread that launched it.
+    #[serde(default)]
+    pub thread: Option<String>,
+    /// The first value assumed before it (in its call): it was launched after that assumption.
+    #[serde(default)]
+    pub assumed: Option<Site>,
 }
 
 /// A call stopped where its host code needed what emulation lacks.
@@ -288,6 +354,12 @@ pub struct Stopped {
     /// run.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub ended: bool,
+    /// The process it happened in (absent: the main one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The thread it happened in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 /// An error of the script that is not a stop.
@@ -307,6 +379,12 @@ pub struct ScriptError {
     /// Its line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub line: Option<u64>,
+    /// The process it happened in (absent: the main one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// The thread it happened in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread: Option<String>,
 }
 
 /// Why the records could not be read.

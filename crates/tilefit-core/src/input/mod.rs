@@ -11,6 +11,7 @@
 pub mod cache_index;
 pub mod caches;
 pub mod capture;
+pub mod capture_children;
 pub mod config_files;
 pub mod config_names;
 pub mod config_walk;

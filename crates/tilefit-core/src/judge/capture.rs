@@ -157,9 +157,14 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
 /// Why a target fails closed, each a line of the report. A target passes only when its script
 /// ran to its end with status 0 (a stop it did not catch ends it early), its records were read
 /// whole, every launch was compiled and judged, and at least one launch was captured (unless
-/// `allow_empty`). Stopped calls the script went on from, and launches over budget, are the
+/// `allow_empty`; a stop that ended the script, a thread or a test passes with `allow_stopped`).
+/// Stopped calls the script went on from, and launches over budget, are the
 /// gate's (`--fail-on stopped`, `baseline`, `none-fits`).
-pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetFailure> {
+pub fn target_failures(
+    target: &TargetCapture,
+    allow_empty: bool,
+    allow_stopped: bool,
+) -> Vec<TargetFailure> {
     // A script error is the line; the status 1 it ended with says nothing more.
     let raised = !target.errors.is_empty()
         && target
@@ -183,10 +188,14 @@ pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetF
         };
         fail(
             FailureCode::ScriptError,
-            format!("the script raised{place}: {}", error.error),
+            format!(
+                "{} raised{place}: {}",
+                who(error.process.as_deref(), error.thread.as_deref()),
+                error.error
+            ),
         );
     }
-    for stop in target.stopped.iter().filter(|s| s.ended) {
+    for stop in target.stopped.iter().filter(|s| s.ended && !allow_stopped) {
         let place = match (&stop.file, stop.line) {
             (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
             _ => String::new(),
@@ -194,10 +203,34 @@ pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetF
         fail(
             FailureCode::StoppedEarly,
             format!(
-                "the script stopped{place} ({}) and ended there: what it runs after that line was never run, so it is not judged (catch the stop, or avoid the call, to judge the rest)",
+                "{} stopped{place} ({}) and ended there: what it runs after that line was never run, so it is not judged (catch the stop, or avoid the call, to judge the rest)",
+                match (&stop.call, target.tests.is_empty()) {
+                    (Some(test), false) => format!("the test {test}"),
+                    _ => who(stop.process.as_deref(), stop.thread.as_deref()),
+                },
                 stop.reason
             ),
         );
+    }
+    for child in &target.children {
+        let name = format!("the child process {} ({})", child.process.name, child.process.kind);
+        if let Some(why) = &child.failure {
+            fail(
+                FailureCode::Child,
+                format!("{name}: {why}; its launches are not judged"),
+            );
+            continue;
+        }
+        let raised = target
+            .errors
+            .iter()
+            .any(|e| e.process.as_deref() == Some(child.process.name.as_str()));
+        if let Some(code) = child.exit.filter(|c| *c > 0 && !raised) {
+            fail(
+                FailureCode::Child,
+                format!("{name} exited with status {code}"),
+            );
+        }
     }
     for test in target.tests.iter().filter(|t| t.outcome == "failed") {
         fail(
@@ -254,6 +287,18 @@ pub fn target_failures(target: &TargetCapture, allow_empty: bool) -> Vec<TargetF
         );
     }
     failures
+}
+
+/// Who raised or stopped: the script, or the thread or child process it was in.
+pub fn who(process: Option<&str>, thread: Option<&str>) -> String {
+    match (process.filter(|p| *p != "main"), thread.filter(|t| *t != "MainThread")) {
+        (None, None) => "the script".to_owned(),
+        (None, Some(thread)) => format!("the thread {thread}"),
+        (Some(process), None) => format!("the child process {process}"),
+        (Some(process), Some(thread)) => {
+            format!("the thread {thread} of the child process {process}")
+        }
+    }
 }
 
 /// `BLOCK_N=32 num_stages=2`: a compile's constexprs and options, as a config.

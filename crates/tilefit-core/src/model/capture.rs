@@ -11,8 +11,8 @@ use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
 use crate::input::capture::{
-    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, ScriptError, Site,
-    Stopped, TestOutcome,
+    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, ProcessName,
+    ScriptError, Site, Stopped, TestOutcome, ValueRead,
 };
 
 /// The report's schema version.
@@ -68,6 +68,17 @@ pub struct TargetCapture {
     /// Under pytest: each test's outcome.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tests: Vec<TestOutcome>,
+    /// Value checks passed over (not checked): a line each, with its count.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<ValueRead>,
+    /// Values assumed where host code read what emulation does not have: a line each, with the
+    /// value; every launch after one is marked with it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumptions: Vec<ValueRead>,
+    /// The run's child processes (the main one not among them): each joined to this report, or
+    /// why its records could not be had.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub children: Vec<ChildRun>,
     /// Why the run gave no records, when it gave none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub failure: Option<String>,
@@ -82,6 +93,21 @@ pub struct TargetCapture {
     /// `--emit-spec` writes beside the specs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scopes: BTreeMap<String, String>,
+}
+
+/// A child process of the run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ChildRun {
+    /// Its name and kind.
+    pub process: ProcessName,
+    /// Launches it made.
+    pub launches: u64,
+    /// Its exit status, as it recorded it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit: Option<i64>,
+    /// Why its records could not be had.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
 }
 
 /// How the script's process ended.
@@ -131,6 +157,8 @@ pub enum FailureCode {
     TestFailed,
     /// A stop the script did not catch ended it: the rest of the script was not run.
     StoppedEarly,
+    /// A child process of the run whose records cannot be had, or that failed.
+    Child,
 }
 
 impl FailureCode {
@@ -148,6 +176,7 @@ impl FailureCode {
             FailureCode::Empty => "empty",
             FailureCode::TestFailed => "test-failed",
             FailureCode::StoppedEarly => "stopped-early",
+            FailureCode::Child => "child",
         }
     }
 }
@@ -173,6 +202,13 @@ pub struct LaunchReport {
     pub chain: Vec<Frame>,
     /// The script's calls (under pytest: the tests) that made it.
     pub calls: Vec<String>,
+    /// The processes and threads that made it (`main / MainThread`, `Process-1 / MainThread`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub places: Vec<String>,
+    /// Launched after a value was assumed (the first such value's line): its arguments may
+    /// depend on it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub assumed: Option<Site>,
     /// How many times it was made.
     pub count: u64,
     /// For an autotuned launch: configs listed and configs tried after pruning.

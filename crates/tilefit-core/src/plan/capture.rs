@@ -60,6 +60,17 @@ pub struct PlannedLaunch {
     pub unsupported: Option<String>,
     /// A kernel `torch.compile` generated: Inductor's part.
     pub inductor: Option<InductorKernel>,
+    /// The processes and threads that made it (`main / MainThread`), in first-launched order.
+    pub places: Vec<String>,
+    /// The first value assumed before it was launched, where one was.
+    pub assumed: Option<Site>,
+}
+
+/// `Process-1 (spawn) / MainThread`: where a launch was made.
+fn place_of(launch: &Launch) -> String {
+    let process = launch.process.as_deref().unwrap_or("main");
+    let thread = launch.thread.as_deref().unwrap_or("MainThread");
+    format!("{process} / {thread}")
 }
 
 /// One target's launches, planned.
@@ -181,6 +192,8 @@ pub fn plan(records: &Records) -> Planned {
             grid: launch.grid.clone(),
             unsupported: why,
             inductor: launch.inductor.as_ref().map(|i| i.kernel.clone()),
+            places: vec![place_of(launch)],
+            assumed: launch.assumed.clone(),
         };
         planned.launches.push((entry, 1));
     }
@@ -204,6 +217,14 @@ pub fn plan(records: &Records) -> Planned {
                 if !l.calls.contains(&call) {
                     l.calls.push(call);
                 }
+            }
+            for place in launch.places {
+                if !l.places.contains(&place) {
+                    l.places.push(place);
+                }
+            }
+            if l.assumed.is_none() {
+                l.assumed = launch.assumed;
             }
         } else {
             merged_index.insert(key, merged.len());

@@ -105,6 +105,10 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
             }
             _ => site,
         };
+        let site = match super::capture_run::places(launch) {
+            Some(places) => format!("{site} [{places}]"),
+            None => site,
+        };
         let mut configs: Vec<String> = Vec::new();
         let mut bytes: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
@@ -165,6 +169,10 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
         let verdict = match (&launch.unsupported, launch.verdict) {
             (Some(why), LaunchVerdict::NotJudged) => format!("not judged: {why}"),
             (_, v) => v.as_str().to_owned(),
+        };
+        let verdict = match super::capture_run::assumed(launch) {
+            Some(assumed) => format!("{verdict} ({assumed})"),
+            None => verdict,
         };
         let count = if launch.count > 1 {
             format!("{} x{}", launch.kernel.function, launch.count)
@@ -449,6 +457,7 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
 }
 
 fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
+    super::capture_run::notes(target, out, prefix);
     if !target.tests.is_empty() {
         let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
         for test in &target.tests {
@@ -583,7 +592,6 @@ fn misses(report: &CaptureReport) -> Vec<String> {
 
 fn summary(report: &CaptureReport) -> String {
     let launches: Vec<&LaunchReport> = report.targets.iter().flat_map(|t| &t.launches).collect();
-    let stopped: usize = report.targets.iter().map(|t| t.stopped.len()).sum();
     let failed = report
         .targets
         .iter()
@@ -597,7 +605,7 @@ fn summary(report: &CaptureReport) -> String {
             "launches"
         ),
         counted(report.targets.len() as u64, "target", "targets"),
-        counted(stopped as u64, "stop", "stops"),
+        super::capture_run::summary_counts(&report.targets),
         crash_count(report),
         counted(failed as u64, "target", "targets"),
         if report.incomplete {

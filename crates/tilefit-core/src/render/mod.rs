@@ -8,6 +8,7 @@
 
 mod cache_list;
 mod capture;
+mod capture_run;
 mod devices;
 mod explain;
 mod exporter;

@@ -24,6 +24,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         targets: &targets,
         timeout: std::time::Duration::from_secs(args.script_timeout),
         allow_empty: args.allow_empty,
+        allow_stopped: args.allow_stopped,
     };
     let mut echo = crate::progress::ScriptEcho::new(progress);
     let report = capture::capture(

@@ -105,6 +105,8 @@ pub(super) fn judge_target(
     report.stopped.clone_from(&records.stopped);
     report.errors.clone_from(&records.errors);
     report.tests.clone_from(&records.tests);
+    report.checks.clone_from(&records.checks);
+    report.assumptions.clone_from(&records.assumptions);
     report.scopes.clone_from(&records.scopes);
     report.compiles = compile_all(
         pipeline,
@@ -131,6 +133,8 @@ pub(super) fn judge_target(
                 caller: launch.caller.clone(),
                 chain: launch.chain.clone(),
                 calls: launch.calls.clone(),
+                places: launch.places.clone(),
+                assumed: launch.assumed.clone(),
                 count: *count,
                 autotune: launch.autotune.map(|(configs, tried)| AutotuneCounts {
                     configs,

@@ -57,4 +57,7 @@ pub struct CaptureRun<'a> {
     pub timeout: std::time::Duration,
     /// Whether a target with no launch passes (`--allow-empty`).
     pub allow_empty: bool,
+    /// Whether a stop that ended the script (a thread, a test) early passes (`--allow-stopped`):
+    /// it is reported, not failed.
+    pub allow_stopped: bool,
 }

@@ -115,7 +115,7 @@ pub fn capture(
             target,
             &emulated,
         ));
-        let (process, records) = run_target(
+        let (process, records, children) = run_target(
             toolchain,
             (&dir, index),
             run,
@@ -133,6 +133,9 @@ pub fn capture(
             launches: Vec::new(),
             compiles: Vec::new(),
             tests: Vec::new(),
+            checks: Vec::new(),
+            assumptions: Vec::new(),
+            children,
             failure: None,
             script: Some(process),
             failures: Vec::new(),
@@ -145,7 +148,7 @@ pub fn capture(
                 ..report
             },
         };
-        report.failures = target_failures(&report, run.allow_empty);
+        report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);
         on_note(format!(
             "tilefit: [{}/{}] {}: {}, {}, {}",
             index + 1,

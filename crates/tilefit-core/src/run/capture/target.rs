@@ -8,14 +8,19 @@ use crate::compile::script::{self, ScriptEnd};
 use crate::compile::toolchain::Toolchain;
 use crate::device::emulated::EmulatedDevice;
 use crate::input::capture::{self, Records, RecordsError};
-use crate::model::capture::ScriptRun;
+use crate::input::capture_children;
+use crate::model::capture::{ChildRun, ScriptRun};
 
 use super::{CaptureError, CaptureRun};
 
 /// The exit code `_capture_main` gives when its Python cannot import torch.
 const NO_TORCH: i32 = 3;
 
-/// The emulated run of one target: how its process ended, and its records or why there are none.
+/// The records of one target's run and its children's.
+type TargetRecords = (ScriptRun, Result<Records, String>, Vec<ChildRun>);
+
+/// The emulated run of one target: how its process ended, its records (its child processes'
+/// joined) or why there are none, and its children.
 pub(super) fn run_target(
     toolchain: &Toolchain,
     (scratch, index): (&Path, usize),
@@ -23,7 +28,7 @@ pub(super) fn run_target(
     device: &EmulatedDevice,
     cancel: &crate::cancel::Cancel,
     on_output: &mut dyn FnMut(&str, script::Stream, &str),
-) -> Result<(ScriptRun, Result<Records, String>), CaptureError> {
+) -> Result<TargetRecords, CaptureError> {
     let device_file = scratch.join(format!("device-{index}.json"));
     let records_file = scratch.join(format!("records-{index}.json"));
     let text = serde_json::to_string(device).unwrap_or_default();
@@ -96,12 +101,17 @@ pub(super) fn run_target(
                 "cannot start {}: {why}",
                 toolchain.python.display()
             )),
+            Vec::new(),
         ));
     }
+    let children_folder = scratch.join(format!("records-{index}.json.d"));
+    let children = capture_children::read(&children_folder);
     if !records_file.exists() {
+        let children = children.into_iter().map(child_run).collect();
         return Ok((
             process,
             Err("the script's process ended without tilefit's records (os._exit, a crash, a signal or a kill)".to_owned()),
+            children,
         ));
     }
     let records = capture::read(&records_file).map_err(|e: RecordsError| e.to_string());
@@ -111,5 +121,30 @@ pub(super) fn run_target(
         }
         other => other,
     };
-    Ok((process, records))
+    let mut runs = Vec::new();
+    let records = records.map(|mut records| {
+        for child in children {
+            let run = child_run_of(&child);
+            if let Ok(child_records) = child.records {
+                capture_children::join(&mut records, child_records, &child.process.name);
+            }
+            runs.push(run);
+        }
+        records
+    });
+    Ok((process, records, runs))
+}
+
+/// What the report keeps of a child.
+fn child_run_of(child: &capture_children::Child) -> ChildRun {
+    ChildRun {
+        process: child.process.clone(),
+        launches: child.records.as_ref().map_or(0, |r| r.launches.len() as u64),
+        exit: child.records.as_ref().ok().and_then(|r| r.exit),
+        failure: child.records.as_ref().err().cloned(),
+    }
+}
+
+fn child_run(child: capture_children::Child) -> ChildRun {
+    child_run_of(&child)
 }

@@ -1,0 +1,356 @@
+"""Every thread and process of a captured run, under the same emulation and into the same report.
+
+- **Threads.** torch's dispatch modes are per thread, so a thread the script starts (``threading``,
+  ``concurrent.futures``, a library's) would see no FakeTensor mode and reach for a driver: every
+  ``threading.Thread`` enters the run's mode as it starts. An error that ends a thread is recorded
+  with the thread's name (a stop or a script error), and the run's records are written only after
+  Python has joined the threads still running when the script body returns (at exit, as the
+  interpreter does).
+- **Child processes.** A ``fork`` child (``multiprocessing``, ``os.fork``) inherits the emulation
+  and keeps recording into a records file of its own; a fresh interpreter (a ``spawn`` or
+  ``forkserver`` process, ``subprocess`` running ``sys.executable``) installs the same emulation
+  before anything else runs, through a ``sitecustomize`` module first on its ``PYTHONPATH``
+  (:func:`child_environment`). Each child writes a start marker and, when it ends, its records,
+  into the run's children folder; ``tilefit capture`` joins them to the target's report with the
+  process named, and a marker without records (a child killed, or ended by ``os._exit`` before
+  tilefit could write) fails the run closed, naming the child.
+
+The folder's files: ``child-PID.started`` (JSON: the child's name and kind) and
+``child-PID.json`` (the records, as the main process writes its own).
+"""
+
+from __future__ import annotations
+
+import atexit
+import json
+import os
+import signal
+import sys
+import threading
+
+from tilefit import _capture
+
+#: What a child process reads to emulate the same device and record into the same run.
+ENV_DEVICE = "TILEFIT_CAPTURE_DEVICE"
+ENV_CHILDREN = "TILEFIT_CAPTURE_CHILDREN"
+ENV_ROOTS = "TILEFIT_CAPTURE_ROOTS"
+
+#: Python processes that are the machinery of a library, not the user's code: they get no
+#: emulation (multiprocessing's resource tracker, Inductor's compile workers).
+_MACHINERY = (b"multiprocessing.resource_tracker", b"compile_worker")
+
+#: multiprocessing's fork server: emulated (the processes it forks inherit the emulation) but not
+#: a child of its own (it launches nothing; what it forks are).
+_SERVER = b"multiprocessing.forkserver"
+
+#: The ``sitecustomize`` module a child interpreter imports at start-up: the emulation first, then
+#: the environment's own ``sitecustomize``, if it has one.
+_SITECUSTOMIZE = '''"""tilefit capture: a child process of the captured run gets the same emulated device."""
+import os as _os
+
+if _os.environ.get("TILEFIT_CAPTURE_CHILDREN"):
+    from tilefit import _processes as _tilefit_processes
+
+    _tilefit_processes.start_child()
+
+
+def _theirs():
+    import importlib.machinery
+    import importlib.util
+    import sys
+
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    path = [p for p in sys.path if _os.path.abspath(p or ".") != here]
+    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
+    if spec is not None and spec.loader is not None:
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+
+
+_theirs()
+'''
+
+
+def child_environment(device_file, children, roots, scratch):
+    """Set this process's environment so the Python children it starts emulate the same device and
+    record into ``children``: the variables, and a ``sitecustomize`` folder first on
+    ``PYTHONPATH``."""
+    os.makedirs(children, exist_ok=True)
+    site = os.path.join(scratch, f"site-{os.getpid()}")
+    os.makedirs(site, exist_ok=True)
+    with open(os.path.join(site, "sitecustomize.py"), "w", encoding="utf-8") as out:
+        out.write(_SITECUSTOMIZE)
+    os.environ[ENV_DEVICE] = os.path.abspath(device_file)
+    os.environ[ENV_CHILDREN] = os.path.abspath(children)
+    os.environ[ENV_ROOTS] = os.pathsep.join(roots)
+    existing = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = site + (os.pathsep + existing if existing else "")
+
+
+class _Run:
+    """This process's part of the run: its recorder, where its records go, and whether they were
+    written (a process writes once, at its end)."""
+
+    def __init__(self, recorder, emulation, mode, out):
+        self.recorder = recorder
+        self.emulation = mode
+        self.out = out
+        self.pid = os.getpid()
+        self.written = False
+        self.marked = False
+        self.lock = threading.Lock()
+
+
+_RUN = None
+
+
+def _children_folder():
+    return os.environ.get(ENV_CHILDREN)
+
+
+def _mark(name, kind):
+    """The child's start marker: a child that leaves it and no records fails the run, named."""
+    run = _RUN
+    folder = _children_folder()
+    if run is None or folder is None or run.marked:
+        return
+    run.marked = True
+    path = os.path.join(folder, f"child-{os.getpid()}.started")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(json.dumps({"name": name, "kind": kind}) + "\n")
+
+
+def write_records():
+    """Write this process's records once: the main process's to the file ``tilefit capture``
+    reads, a child's into the children folder."""
+    run = _RUN
+    if run is None:
+        return
+    with run.lock:
+        if run.written:
+            return
+        run.written = True
+        if run.out is not None and os.getpid() == run.pid:
+            run.recorder.write(run.out)
+            return
+        folder = _children_folder()
+        if folder is None:
+            return
+        if not run.marked:
+            # A fork that made no record and wrote no marker (say, one that exec'd a program):
+            # nothing of it to join.
+            if not (
+                run.recorder.launches or run.recorder.stopped or run.recorder.errors
+            ):
+                return
+            _mark(run.recorder.process_name, run.recorder.process_kind)
+        path = os.path.join(folder, f"child-{os.getpid()}.json")
+        run.recorder.write(path + ".part")
+        os.replace(path + ".part", path)
+
+
+def _at_exit():
+    """The end of the run: multiprocessing's children joined (its own exit handler, which
+    terminates daemonic ones), then the records written. Python has already joined the threads
+    still running when the script body returned."""
+    if "multiprocessing.util" in sys.modules:
+        try:
+            sys.modules["multiprocessing.util"]._exit_function()
+        except Exception as error:  # noqa: BLE001 (a child that cannot be joined is the report's)
+            _RUN.recorder.raised(error)
+    write_records()
+
+
+def _enter_mode(mode):
+    """Make ``mode`` (the run's FakeTensor mode) this thread's, as it is the main thread's."""
+    import torch
+
+    key = torch._C._TorchDispatchModeKey.FAKE
+    if torch._C._get_dispatch_mode(key) is None:
+        mode.__enter__()
+
+
+def _install_threads(recorder, mode):
+    real = threading.Thread._bootstrap_inner
+
+    def _bootstrap_inner(self):
+        try:
+            _enter_mode(mode)
+        except Exception as error:  # noqa: BLE001 (the thread runs, and the report says why it could not be emulated)
+            recorder.raised(error, thread=self.name)
+        return real(self)
+
+    threading.Thread._bootstrap_inner = _bootstrap_inner
+    previous = threading.excepthook
+
+    def excepthook(args):
+        if args.exc_type is not SystemExit and args.exc_value is not None:
+            name = args.thread.name if args.thread is not None else None
+            recorder.raised(args.exc_value, thread=name)
+        return previous(args)
+
+    threading.excepthook = excepthook
+
+
+def _start_method(process):
+    method = getattr(process, "_start_method", None)
+    if method:
+        return method
+    import multiprocessing
+
+    return multiprocessing.get_start_method(allow_none=True) or "fork"
+
+
+def _install_multiprocessing(recorder):
+    """A ``multiprocessing`` child names itself, records its errors and writes its records at the
+    end of its bootstrap (a forked child leaves with ``os._exit``, which runs no exit handler)."""
+    from multiprocessing import process
+
+    real = process.BaseProcess._bootstrap
+    if getattr(real, "_tilefit", False):
+        return
+
+    def _bootstrap(self, *args, **kwargs):
+        recorder.become_child(self.name, _start_method(self), forked=False)
+        _mark(recorder.process_name, recorder.process_kind)
+        run = self.run
+
+        def recorded_run():
+            try:
+                return run()
+            except Exception as error:
+                recorder.raised(error)
+                raise
+
+        self.run = recorded_run
+        code = 1
+        try:
+            code = real(self, *args, **kwargs)
+        finally:
+            recorder.exit = code
+            write_records()
+        return code
+
+    _bootstrap._tilefit = True
+    process.BaseProcess._bootstrap = _bootstrap
+
+
+def _on_terminate(recorder):
+    """A child asked to end (``Process.terminate()``, and multiprocessing's exit handler for a
+    daemonic one) writes what it recorded before it goes."""
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return
+
+    def handler(signum, _frame):
+        recorder.exit = -signum
+        write_records()
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    try:
+        signal.signal(signal.SIGTERM, handler)
+    except ValueError:
+        pass
+
+
+def _after_fork_in_child():
+    run = _RUN
+    if run is None:
+        return
+    run.written = False
+    run.marked = False
+    run.lock = threading.Lock()
+    run.recorder.become_child(f"fork of {run.recorder.process_name}", "fork")
+    real_exit = os._exit
+
+    def _exit(code):
+        run.recorder.exit = code
+        write_records()
+        real_exit(code)
+
+    os._exit = _exit
+    _on_terminate(run.recorder)
+
+
+def install(recorder, emulation, mode, out=None):
+    """Record every thread and child process of this process's run into ``recorder`` (the main
+    process writes to ``out`` at exit; a child, into the children folder)."""
+    global _RUN
+    _RUN = _Run(recorder, emulation, mode, out)
+    _install_threads(recorder, mode)
+    _install_multiprocessing(recorder)
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+    atexit.register(_at_exit)
+
+
+def _command():
+    try:
+        with open("/proc/self/cmdline", "rb") as f:
+            return f.read()
+    except OSError:
+        return b""
+
+
+def _machinery():
+    command = _command()
+    return any(part in command for part in _MACHINERY)
+
+
+def _child_name():
+    argv = list(sys.argv)
+    if "--multiprocessing-fork" in argv:
+        return None
+    if argv and argv[0] == "-c":
+        return "python -c"
+    if argv and argv[0] == "-m":
+        return "python -m"
+    if argv and argv[0]:
+        return "python " + os.path.basename(argv[0])
+    return "python"
+
+
+def start_child():
+    """A fresh interpreter of the run (``sitecustomize`` calls this before anything else runs):
+    the same device emulated, every launch recorded, the records written at its end."""
+    if _RUN is not None or _machinery():
+        return
+    device_file = os.environ.get(ENV_DEVICE)
+    if not device_file:
+        return
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        # A Python without torch launches no kernel: it runs as it is.
+        return
+    with open(device_file, encoding="utf-8") as f:
+        device = json.load(f)
+    from tilefit import _emulation, _inductor, _system
+
+    emulation = _emulation.install(device)
+    _system.install_libraries(device)
+    recorder = _capture.Recorder(device)
+    _capture.install(recorder, emulation)
+    _inductor.install(recorder, emulation)
+    roots = os.environ.get(ENV_ROOTS, "")
+    _capture.USER_ROOTS.extend(r for r in roots.split(os.pathsep) if r)
+    recorder.become_child("python", "subprocess", forked=False)
+    recorder.begin_call("child process")
+    install(recorder, emulation, _emulation.installed_mode())
+    _on_terminate(recorder)
+    if _SERVER in _command():
+        recorder.become_child("forkserver", "forkserver", forked=False)
+        return
+    if "--multiprocessing-fork" not in sys.argv:
+        _mark(_child_name(), "subprocess")
+        recorder.become_child(_child_name(), "subprocess", forked=False)
+        previous = sys.excepthook
+
+        def excepthook(kind, value, tb):
+            if kind is not SystemExit:
+                recorder.raised(value)
+            return previous(kind, value, tb)
+
+        sys.excepthook = excepthook
+        # A child that reaches its end normally: its status is its records' (sys.exit's code is
+        # the parent's to see).
+        recorder.exit = 0

@@ -1,0 +1,550 @@
+"""Values host code reads from tensors under emulation: computed where the data is known, passed
+over where a value check reads them, and assumed, declared, everywhere else.
+
+Tensors under emulation are FakeTensors: shapes without data. Host code still reads values
+(``.item()``, ``.tolist()``, ``bool(t)``, ``nonzero``, a mask's sum), for three reasons:
+
+- **To feed a launch or a branch** (``n = (target != ignore).sum().item()``). Where the data is
+  known on the host, the value is computed exactly: a FakeTensor carries a *shadow*, the same
+  tensor computed on the CPU, when it is small (at most :data:`LIMIT` elements) and every tensor
+  it was made from had one: tensors made from Python values (``torch.tensor``), ``arange``,
+  ``full``, ``zeros``, the CPU's seeded random numbers, and whatever ops make of them (masks,
+  sums, indexing, in-place writes). Every op of the FakeTensor mode runs once more on the shadows
+  (torch's own CPU kernels). A kernel launch writes its tensor arguments, and an op with no shadow
+  writes its outputs: their shadows are dropped (the storage's data is then unknown). Random
+  numbers drawn *on the device* come from the device's generator, which the CPU cannot replay:
+  they are drawn from a CPU generator seeded as the script seeded the device's, and a value read
+  from them is an assumption (declared, as below), not a computation.
+- **To check a result** (``torch.testing.assert_close``, ``torch.allclose``, ``assert`` on a
+  tensor, a test helper named ``assert...``, ``numpy.testing``): kernel outputs have no data under
+  emulation, so the check passes over (a boolean reads True, a number 0, a ``nonzero`` finds
+  nothing) and is recorded as *not checked* at its line; the run goes on to what follows it (a
+  test's backward).
+- **Anything else** with no data: a declared *assumption* (a boolean True, an integer
+  :data:`ASSUMED_INT`, a float 1.0, ``nonzero`` of everything), recorded at its line with the value;
+  every launch after it (in the same test or script call) is marked with it.
+
+A read is a check when the statement reading it is an ``assert`` or a call of a function named
+``assert...``, or when such a function, or ``torch.testing``/``numpy.testing``/``unittest``, is
+on the stack. What is recorded goes to :data:`ON_VALUE` (the recorder).
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import linecache
+import os
+import re
+import sys
+
+#: Elements a shadow holds at most (larger tensors get none: the data is unknown).
+LIMIT = 1 << 18
+
+#: Elements a random op on the CPU is drawn for even when no shadow is kept, so the CPU's
+#: generator advances as in the real run.
+RANDOM_LIMIT = 1 << 24
+
+#: The value an integer read with no data is assumed to have: a multiple of 16 and not 1, as the
+#: sizes and counts host code passes to kernels mostly are (so the JIT specializes it the way it
+#: specializes them).
+ASSUMED_INT = 16
+
+#: Called with each value read that is not computed: ``(kind, what, value, frame)``; kind is
+#: ``"check"`` or ``"assumed"``.
+ON_VALUE = []
+
+_STATE = {}
+_SEEDS = {"device": None, "cpu_exact": True}
+_OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_NOT_USER = ("torch", "triton", "tilefit", "_pytest", "pytest", "pluggy", "runpy")
+_CHECK_MODULES = ("torch.testing", "numpy.testing", "unittest")
+_CHECK_NAME = re.compile(r"^_?assert", re.IGNORECASE)
+_OVERWRITES = {
+    "fill_",
+    "zero_",
+    "copy_",
+    "normal_",
+    "uniform_",
+    "random_",
+    "bernoulli_",
+    "exponential_",
+    "geometric_",
+    "cauchy_",
+    "log_normal_",
+}
+_UNINITIALIZED = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}
+
+
+class _Shadow:
+    """A FakeTensor's data on the CPU, whether it is exact, and if not, why."""
+
+    __slots__ = ("tensor", "exact", "why")
+
+    def __init__(self, tensor, exact, why):
+        self.tensor = tensor
+        self.exact = exact
+        self.why = why
+
+
+def _key(tensor):
+    try:
+        return tensor.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 (a tensor with no storage to key: no shadow)
+        return None
+
+
+def _shadow_of(tensor):
+    """The valid shadow of ``tensor``, or None."""
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    if not isinstance(tensor, FakeTensor):
+        if tensor.device.type == "cpu" and tensor.numel() <= LIMIT:
+            return _Shadow(tensor, True, None)
+        return None
+    shadow = tensor.__dict__.get("_tilefit_shadow")
+    if shadow is None:
+        return None
+    key = _key(tensor)
+    if key is None or _STATE.get(key) != _key(shadow.tensor):
+        return None
+    return shadow
+
+
+def _attach(fake, shadow):
+    key = _key(fake)
+    if key is None:
+        return
+    fake.__dict__["_tilefit_shadow"] = shadow
+    _STATE[key] = _key(shadow.tensor)
+
+
+def written(tensor):
+    """``tensor``'s storage was written by something the shadows do not follow (a kernel
+    launch): its data is unknown from here."""
+    key = _key(tensor)
+    if key is not None:
+        _STATE.pop(key, None)
+
+
+def _name(func):
+    return func._schema.name.split("::")[-1]
+
+
+def _mutated(func, args, kwargs):
+    """The tensors the op writes, and which of them it overwrites whole."""
+    import torch
+
+    found = []
+    schema = func._schema
+    for i, argument in enumerate(schema.arguments):
+        info = argument.alias_info
+        if info is None or not info.is_write:
+            continue
+        value = (
+            args[i]
+            if i < len(args) and not argument.kwarg_only
+            else kwargs.get(argument.name)
+        )
+        if isinstance(value, torch.Tensor):
+            whole = argument.kwarg_only or _name(func) in _OVERWRITES
+            found.append((value, whole))
+    return found
+
+
+def _to_cpu(value):
+    import torch
+
+    if isinstance(value, torch.device) and value.type != "cpu":
+        return torch.device("cpu")
+    return value
+
+
+def _random(func):
+    import torch
+
+    return torch.Tag.nondeterministic_seeded in func.tags
+
+
+def _device_of(func, args, kwargs, out):
+    import torch
+    from torch.utils import _pytree as pytree
+
+    for leaf in pytree.tree_leaves((out, args, kwargs)):
+        if isinstance(leaf, torch.Tensor):
+            return leaf.device.type
+        if isinstance(leaf, torch.device):
+            return leaf.type
+    return "cpu"
+
+
+def _on_cpu(func, args, kwargs, out):
+    """The op run on the shadows: (the CPU's outputs, exact, why) or None where it cannot be."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    overwritten = {id(t) for t, whole in _mutated(func, args, kwargs) if whole}
+    exact, why = True, None
+    leaves, spec = pytree.tree_flatten((args, kwargs))
+    converted = []
+    for leaf in leaves:
+        if isinstance(leaf, torch.Tensor):
+            shadow = _shadow_of(leaf)
+            if shadow is None and id(leaf) in overwritten and leaf.numel() <= LIMIT:
+                shadow = _Shadow(
+                    torch.empty_strided(
+                        leaf.shape, leaf.stride(), dtype=leaf.dtype, device="cpu"
+                    ),
+                    True,
+                    None,
+                )
+                _attach(leaf, shadow)
+            if shadow is None:
+                return None
+            if not shadow.exact:
+                exact, why = False, why or shadow.why
+            converted.append(shadow.tensor)
+        else:
+            converted.append(_to_cpu(leaf))
+    cpu_args, cpu_kwargs = pytree.tree_unflatten(converted, spec)
+    if _random(func):
+        if _device_of(func, args, kwargs, out) != "cpu":
+            return _on_device_generator(func, cpu_args, cpu_kwargs)
+        if not _SEEDS["cpu_exact"]:
+            exact, why = False, why or "the CPU's random numbers after a draw too large to follow"
+    return func(*cpu_args, **cpu_kwargs), exact, why
+
+
+def _on_device_generator(func, args, kwargs):
+    """A random op of the device, drawn from the CPU generator that stands in for the device's."""
+    import torch
+
+    if _SEEDS["device"] is None:
+        generator = torch.Generator()
+        generator.seed()
+        _SEEDS["device"] = generator.get_state()
+    saved = torch.get_rng_state()
+    torch.set_rng_state(_SEEDS["device"])
+    try:
+        result = func(*args, **kwargs)
+        _SEEDS["device"] = torch.get_rng_state()
+    finally:
+        torch.set_rng_state(saved)
+    return (
+        result,
+        False,
+        "random numbers drawn on the device (the device's generator draws other numbers than "
+        "the CPU's that stands in for it)",
+    )
+
+
+def seed_device(seed):
+    """``torch.cuda.manual_seed``: the stand-in for the device's generator starts from ``seed``."""
+    import torch
+
+    generator = torch.Generator()
+    generator.manual_seed(int(seed))
+    _SEEDS["device"] = generator.get_state()
+
+
+def _small(values):
+    import torch
+    from torch.utils import _pytree as pytree
+
+    return all(
+        leaf.numel() <= LIMIT
+        for leaf in pytree.tree_leaves(values)
+        if isinstance(leaf, torch.Tensor)
+    )
+
+
+def _follow(func, args, kwargs, out):
+    """After the op ran on FakeTensors: run it on the shadows and attach theirs to its outputs;
+    the tensors it writes keep a shadow only where the op ran on them."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    mutated = _mutated(func, args, kwargs)
+    name = _name(func)
+    result = None
+    has_inputs = any(
+        isinstance(leaf, torch.Tensor) for leaf in pytree.tree_leaves((args, kwargs))
+    )
+    wanted = (
+        name not in _UNINITIALIZED
+        and (has_inputs or _small(out))
+        and _small((args, kwargs, out))
+    )
+    if _random(func) and not has_inputs and _device_of(func, args, kwargs, out) == "cpu":
+        # The CPU's generator must advance as in the real run, shadow or not.
+        wanted = wanted or _small_enough_to_draw(out)
+    if wanted:
+        try:
+            result = _on_cpu(func, args, kwargs, out)
+        except Exception:  # noqa: BLE001 (an op the CPU cannot run: its outputs have no shadow)
+            result = None
+    if result is None:
+        for tensor, _ in mutated:
+            written(tensor)
+        if _random(func) and _device_of(func, args, kwargs, out) == "cpu":
+            _SEEDS["cpu_exact"] = False
+        return
+    cpu_out, exact, why = result
+    for tensor, _ in mutated:
+        shadow = _shadow_of(tensor)
+        if shadow is not None:
+            shadow.exact = shadow.exact and exact
+            shadow.why = shadow.why or why
+            _attach(tensor, shadow)
+    fakes = pytree.tree_leaves(out)
+    reals = pytree.tree_leaves(cpu_out)
+    if len(fakes) != len(reals):
+        return
+    for fake, real in zip(fakes, reals):
+        if (
+            isinstance(fake, torch.Tensor)
+            and isinstance(real, torch.Tensor)
+            and fake.__dict__.get("_tilefit_shadow") is None
+            and tuple(fake.shape) == tuple(real.shape)
+            and real.numel() <= LIMIT
+        ):
+            _attach(fake, _Shadow(real, exact, why))
+
+
+def _small_enough_to_draw(out):
+    import torch
+    from torch.utils import _pytree as pytree
+
+    return all(
+        leaf.numel() <= RANDOM_LIMIT
+        for leaf in pytree.tree_leaves(out)
+        if isinstance(leaf, torch.Tensor)
+    )
+
+
+@functools.lru_cache(maxsize=256)
+def _statements(filename):
+    """(first line, last line, node) of every statement of a file, innermost last."""
+    text = "".join(linecache.getlines(filename))
+    if not text:
+        return ()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return ()
+    return tuple(
+        (node.lineno, node.end_lineno or node.lineno, node)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.stmt)
+    )
+
+
+def _called_name(node):
+    func = node.func
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return ""
+
+
+def _is_check_statement(filename, line):
+    found = None
+    for first, last, node in _statements(filename):
+        if first <= line <= last and (
+            found is None or (first, -last) >= (found[0], -found[1])
+        ):
+            found = (first, last, node)
+    if found is None:
+        return False
+    node = found[2]
+    if isinstance(node, ast.Assert):
+        return True
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and bool(_CHECK_NAME.match(_called_name(node.value)))
+    )
+
+
+def _module(frame):
+    return frame.f_globals.get("__name__", "") or ""
+
+
+def _user(frame):
+    filename = frame.f_code.co_filename
+    return not (
+        _module(frame).split(".")[0] in _NOT_USER
+        or filename.startswith(("<", _OWN))
+    )
+
+
+def in_check(frame):
+    """Whether the value read at ``frame`` is a value check's (see the module's doc)."""
+    first_user = True
+    while frame is not None:
+        module = _module(frame)
+        if module.startswith(_CHECK_MODULES):
+            return True
+        if _user(frame):
+            if _CHECK_NAME.match(frame.f_code.co_name):
+                return True
+            if first_user:
+                first_user = False
+                if _is_check_statement(frame.f_code.co_filename, frame.f_lineno):
+                    return True
+        frame = frame.f_back
+    return False
+
+
+def _record(kind, what, value):
+    frame = sys._getframe(2)
+    for callback in ON_VALUE:
+        callback(kind, what, value, frame)
+
+
+def _scalar(tensor, check):
+    """The value a read with no data gives: a check's passing value, else the assumption."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return 0.0 if check else 1.0
+    if str(tensor.dtype) == "torch.bool":
+        return True
+    return 0 if check else ASSUMED_INT
+
+
+def _fake_like(mode, real, device):
+    """A FakeTensor on ``device`` with the shape of ``real`` (a CPU result), carrying it."""
+    import torch
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    meta = torch.empty_strided(
+        real.shape, real.stride(), dtype=real.dtype, device="meta"
+    )
+    return FakeTensor(mode, meta, torch.device(device))
+
+
+def data_dependent(mode, func, args, kwargs, error):
+    """An op FakeTensors cannot answer (its result, or its output's shape, depends on data):
+    computed from the shadows, else passed over in a check, else assumed; or ``error`` raised
+    again where none of these applies."""
+    import torch
+    from torch.utils import _pytree as pytree
+
+    name = _name(func)
+    computed = None
+    if _small((args, kwargs)):
+        try:
+            computed = _on_cpu(func, args, kwargs, None)
+        except Exception:  # noqa: BLE001 (not computable on the CPU: passed over or assumed below)
+            computed = None
+    tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    device = tensors[0].device.type if tensors else "cpu"
+    if computed is not None:
+        result, exact, why = computed
+        if not exact:
+            _record("assumed", f"{_what(name)}, computed from data that is assumed: {why}", _plain(result))
+        if isinstance(result, torch.Tensor):
+            fake = _fake_like(mode, result, device)
+            if result.numel() <= LIMIT:
+                _attach(fake, _Shadow(result, exact, why))
+            return fake
+        return result
+    check = in_check(sys._getframe(1))
+    kind = "check" if check else "assumed"
+    if name == "_local_scalar_dense" and tensors:
+        value = _scalar(tensors[0], check)
+        _record(kind, _what(name), value)
+        return value
+    if name in ("equal", "allclose", "is_nonzero", "is_same_size"):
+        _record(kind, _what(name), True)
+        return True
+    if name == "nonzero" and tensors:
+        source = tensors[0]
+        rows = 0 if check else source.numel()
+        meta = torch.empty((rows, source.dim()), dtype=torch.long, device="meta")
+        _record(kind, _what(name), f"{rows} of {source.numel()} elements nonzero")
+        return torch._subclasses.fake_tensor.FakeTensor(mode, meta, source.device)
+    raise error
+
+
+def _what(name):
+    return {
+        "_local_scalar_dense": "a tensor's value read on the host (.item(), .tolist(), bool(), int())",
+        "nonzero": "nonzero (the output's size depends on the data)",
+        "equal": "torch.equal",
+        "allclose": "torch.allclose",
+    }.get(name, f"aten.{name} (its result depends on the data)")
+
+
+def _plain(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return f"a tensor of shape {list(value.shape)}"
+    return value
+
+
+def _pass_over_assert_close(torch):
+    """``torch.testing.assert_close`` of FakeTensors: one check, not checked, at its line."""
+    from torch._subclasses.fake_tensor import FakeTensor
+    from torch.utils import _pytree as pytree
+
+    real = torch.testing.assert_close
+
+    def assert_close(actual, expected, *args, **kwargs):
+        if any(
+            isinstance(leaf, FakeTensor)
+            for leaf in pytree.tree_leaves((actual, expected))
+        ):
+            _record("check", "torch.testing.assert_close", None)
+            return None
+        return real(actual, expected, *args, **kwargs)
+
+    assert_close.__doc__ = real.__doc__
+    assert_close.__wrapped__ = real
+    torch.testing.assert_close = assert_close
+
+
+def install(mode_class):
+    """Follow shadows through every op of the FakeTensor mode, and answer its data-dependent ops
+    as the module's doc says."""
+    import torch
+
+    real = mode_class.dispatch
+
+    def dispatch(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        try:
+            out = real(self, func, types, args, kwargs)
+        except Exception as error:
+            if type(error).__name__ not in (
+                "DataDependentOutputException",
+                "DynamicOutputShapeException",
+            ):
+                raise
+            return data_dependent(self, func, args, kwargs, error)
+        try:
+            _follow(func, args, kwargs, out)
+        except Exception:  # noqa: BLE001 (following a shadow never changes what the op returns)
+            for tensor, _ in _mutated(func, args, kwargs):
+                written(tensor)
+        return out
+
+    mode_class.dispatch = dispatch
+    _pass_over_assert_close(torch)
+
+    def manual_seed(seed):
+        seed_device(seed)
+
+    for name in ("manual_seed", "manual_seed_all"):
+        if hasattr(torch.cuda, name):
+            setattr(torch.cuda, name, manual_seed)
+    real_seed = torch.random.manual_seed
+
+    def seeded(seed):
+        seed_device(seed)
+        _SEEDS["cpu_exact"] = True
+        return real_seed(seed)
+
+    torch.manual_seed = seeded
+    torch.random.manual_seed = seeded
