@@ -5,8 +5,9 @@ ones. Run on a machine with no GPU:
 
     pytest --tilefit-emulate=rtx-pro-6000,a100,h100 python/emulate_suite
 
-shows the device it would miss (rtx-pro-6000: 101,376 bytes per block). The assertion reads the
-kernel's output, which emulation does not have: that test is "captured, not checked".
+shows the device it would miss (rtx-pro-6000: 101,376 bytes per block). The check reads the
+kernel's output, which emulation does not have: it is passed over (listed as not checked at its
+line) and that test is "captured, checks not checked".
 """
 
 import torch

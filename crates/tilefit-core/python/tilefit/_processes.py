@@ -108,16 +108,73 @@ def _children_folder():
     return os.environ.get(ENV_CHILDREN)
 
 
-def _mark(name, kind):
-    """The child's start marker: a child that leaves it and no records fails the run, named."""
+def _mark(name, kind, pid=None):
+    """A child's start marker: a child that leaves it and no records fails the run, named.
+    Written by the child itself, or by its parent as it starts it (``pid``)."""
     run = _RUN
     folder = _children_folder()
-    if run is None or folder is None or run.marked:
+    if run is None or folder is None:
         return
-    run.marked = True
-    path = os.path.join(folder, f"child-{os.getpid()}.started")
+    if pid is None:
+        if run.marked:
+            return
+        run.marked = True
+        pid = os.getpid()
+    path = os.path.join(folder, f"child-{pid}.started")
     with open(path, "w", encoding="utf-8") as out:
         out.write(json.dumps({"name": name, "kind": kind}) + "\n")
+
+
+def _python_child(args, executable, env):
+    """The name a ``subprocess`` child is reported by, when it is a Python of the run that will
+    emulate (this interpreter, started without ``-I``, ``-E`` or ``-S``, with the run's
+    environment, and not a library's machinery); else None."""
+    if isinstance(args, (str, bytes)) or not args:
+        return None
+    args = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
+    program = os.fsdecode(executable) if executable else args[0]
+    try:
+        same = os.path.realpath(program) == os.path.realpath(sys.executable)
+    except (OSError, ValueError):
+        same = False
+    if not same:
+        return None
+    if env is not None and ENV_CHILDREN not in env:
+        return None
+    if any(part.encode() in a.encode() for a in args for part in _MACHINERY):
+        return None
+    rest = args[1:]
+    while rest and rest[0].startswith("-") and rest[0] not in ("-c", "-m"):
+        if any(flag in rest[0] for flag in ("I", "E", "S")) and not rest[0].startswith("--"):
+            return None
+        rest = rest[1:]
+    if not rest:
+        return "python"
+    if rest[0] in ("-c", "-m"):
+        return f"python {rest[0]}"
+    return "python " + os.path.basename(rest[0])
+
+
+def _install_subprocess():
+    """A Python child started with ``subprocess`` is marked as it starts: killed before it could
+    write anything, it still fails the run, named."""
+    import subprocess
+
+    real = subprocess.Popen.__init__
+    if getattr(real, "_tilefit", False):
+        return
+
+    def __init__(self, args, *rest, **kwargs):
+        real(self, args, *rest, **kwargs)
+        try:
+            name = _python_child(args, kwargs.get("executable"), kwargs.get("env"))
+            if name is not None and getattr(self, "pid", None):
+                _mark(name, "subprocess", pid=self.pid)
+        except Exception:  # noqa: BLE001 (the child runs either way; it marks itself too)
+            pass
+
+    __init__._tilefit = True
+    subprocess.Popen.__init__ = __init__
 
 
 def write_records():
@@ -170,6 +227,18 @@ def _enter_mode(mode):
         mode.__enter__()
 
 
+def _leave_mode():
+    """Take the mode off this thread's dispatch state while Python still holds it: the state's
+    own destructor at the thread's end would drop a Python object after the interpreter may have
+    begun to finalize (an abort at exit)."""
+    import torch
+
+    try:
+        torch._C._unset_dispatch_mode(torch._C._TorchDispatchModeKey.FAKE)
+    except Exception:  # noqa: BLE001 (nothing set: nothing to take off)
+        pass
+
+
 def _install_threads(recorder, mode):
     real = threading.Thread._bootstrap_inner
 
@@ -178,7 +247,10 @@ def _install_threads(recorder, mode):
             _enter_mode(mode)
         except Exception as error:  # noqa: BLE001 (the thread runs, and the report says why it could not be emulated)
             recorder.raised(error, thread=self.name)
-        return real(self)
+        try:
+            return real(self)
+        finally:
+            _leave_mode()
 
     threading.Thread._bootstrap_inner = _bootstrap_inner
     previous = threading.excepthook
@@ -279,6 +351,7 @@ def install(recorder, emulation, mode, out=None):
     _RUN = _Run(recorder, emulation, mode, out)
     _install_threads(recorder, mode)
     _install_multiprocessing(recorder)
+    _install_subprocess()
     os.register_at_fork(after_in_child=_after_fork_in_child)
     atexit.register(_at_exit)
 

@@ -73,6 +73,18 @@ _OVERWRITES = {
     "cauchy_",
     "log_normal_",
 }
+#: Ops that read only their tensor inputs' shapes, dtypes and devices, never their data.
+_METADATA_ONLY = {
+    "zeros_like",
+    "ones_like",
+    "full_like",
+    "rand_like",
+    "randn_like",
+    "randint_like",
+    "new_zeros",
+    "new_ones",
+    "new_full",
+}
 _UNINITIALIZED = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}
 
 
@@ -184,12 +196,21 @@ def _on_cpu(func, args, kwargs, out):
     from torch.utils import _pytree as pytree
 
     overwritten = {id(t) for t, whole in _mutated(func, args, kwargs) if whole}
+    metadata_only = _name(func) in _METADATA_ONLY
     exact, why = True, None
     leaves, spec = pytree.tree_flatten((args, kwargs))
     converted = []
     for leaf in leaves:
         if isinstance(leaf, torch.Tensor):
             shadow = _shadow_of(leaf)
+            if shadow is None and metadata_only and leaf.numel() <= LIMIT:
+                shadow = _Shadow(
+                    torch.empty_strided(
+                        leaf.shape, leaf.stride(), dtype=leaf.dtype, device="cpu"
+                    ),
+                    True,
+                    None,
+                )
             if shadow is None and id(leaf) in overwritten and leaf.numel() <= LIMIT:
                 shadow = _Shadow(
                     torch.empty_strided(
@@ -349,6 +370,8 @@ def _called_name(node):
 
 
 def _is_check_statement(filename, line):
+    """Whether the statement at ``filename:line`` is a check: None if not, else the truth value a
+    boolean read there passes with (False under ``assert not ...``)."""
     found = None
     for first, last, node in _statements(filename):
         if first <= line <= last and (
@@ -356,15 +379,18 @@ def _is_check_statement(filename, line):
         ):
             found = (first, last, node)
     if found is None:
-        return False
+        return None
     node = found[2]
     if isinstance(node, ast.Assert):
-        return True
-    return (
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        return not negated
+    if (
         isinstance(node, ast.Expr)
         and isinstance(node.value, ast.Call)
         and bool(_CHECK_NAME.match(_called_name(node.value)))
-    )
+    ):
+        return True
+    return None
 
 
 def _module(frame):
@@ -380,7 +406,8 @@ def _user(frame):
 
 
 def in_check(frame):
-    """Whether the value read at ``frame`` is a value check's (see the module's doc)."""
+    """Whether the value read at ``frame`` is a value check's (see the module's doc): None if
+    not, else the truth value a boolean read passes the check with."""
     first_user = True
     while frame is not None:
         module = _module(frame)
@@ -391,10 +418,11 @@ def in_check(frame):
                 return True
             if first_user:
                 first_user = False
-                if _is_check_statement(frame.f_code.co_filename, frame.f_lineno):
-                    return True
+                passing = _is_check_statement(frame.f_code.co_filename, frame.f_lineno)
+                if passing is not None:
+                    return passing
         frame = frame.f_back
-    return False
+    return None
 
 
 def _record(kind, what, value):
@@ -404,12 +432,13 @@ def _record(kind, what, value):
 
 
 def _scalar(tensor, check):
-    """The value a read with no data gives: a check's passing value, else the assumption."""
+    """The value a read with no data gives: a check's passing value (``check`` is the truth a
+    boolean passes with), else the assumption."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
-        return 0.0 if check else 1.0
+        return 0.0 if check is not None else 1.0
     if str(tensor.dtype) == "torch.bool":
-        return True
-    return 0 if check else ASSUMED_INT
+        return check if check is not None else True
+    return 0 if check is not None else ASSUMED_INT
 
 
 def _fake_like(mode, real, device):
@@ -450,17 +479,24 @@ def data_dependent(mode, func, args, kwargs, error):
             return fake
         return result
     check = in_check(sys._getframe(1))
-    kind = "check" if check else "assumed"
+    kind = "check" if check is not None else "assumed"
     if name == "_local_scalar_dense" and tensors:
         value = _scalar(tensors[0], check)
         _record(kind, _what(name), value)
         return value
     if name in ("equal", "allclose", "is_nonzero", "is_same_size"):
-        _record(kind, _what(name), True)
-        return True
+        value = check if check is not None else True
+        _record(kind, _what(name), value)
+        return value
+    if name == "masked_select" and len(tensors) >= 2:
+        shape = torch.broadcast_shapes(tensors[0].shape, tensors[1].shape)
+        count = 0 if check is not None else int(torch.Size(shape).numel())
+        meta = torch.empty((count,), dtype=tensors[0].dtype, device="meta")
+        _record(kind, _what(name), f"{count} elements selected")
+        return torch._subclasses.fake_tensor.FakeTensor(mode, meta, tensors[0].device)
     if name == "nonzero" and tensors:
         source = tensors[0]
-        rows = 0 if check else source.numel()
+        rows = 0 if check is not None else source.numel()
         meta = torch.empty((rows, source.dim()), dtype=torch.long, device="meta")
         _record(kind, _what(name), f"{rows} of {source.numel()} elements nonzero")
         return torch._subclasses.fake_tensor.FakeTensor(mode, meta, source.device)
@@ -472,6 +508,7 @@ def _what(name):
         "_local_scalar_dense": "a tensor's value read on the host (.item(), .tolist(), bool(), int())",
         "nonzero": "nonzero (the output's size depends on the data)",
         "equal": "torch.equal",
+        "masked_select": "masked_select (the output's size depends on the data)",
         "allclose": "torch.allclose",
     }.get(name, f"aten.{name} (its result depends on the data)")
 
@@ -482,6 +519,27 @@ def _plain(value):
     if isinstance(value, torch.Tensor):
         return f"a tensor of shape {list(value.shape)}"
     return value
+
+
+def _out_dtype(func, args, kwargs):
+    """``aten.addmm.dtype_out(self, mat1, mat2, out_dtype, *, beta, alpha, out)`` and its kin,
+    run as the op's default overload and cast to ``out_dtype`` (into ``out``)."""
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out", None)
+    names = [a.name for a in func._schema.arguments]
+    values = dict(zip(names, args))
+    values.update(kwargs)
+    dtype = values.pop("out_dtype")
+    values.pop("out", None)
+    default = getattr(func.overloadpacket, "default")
+    positional = [a.name for a in default._schema.arguments if not a.kwarg_only]
+    call_args = [values.pop(n) for n in positional if n in values]
+    result = default(*call_args, **values).to(dtype)
+    if out is None:
+        return result
+    out.resize_(result.shape)
+    out.copy_(result)
+    return out
 
 
 def _pass_over_assert_close(torch):
@@ -516,6 +574,13 @@ def install(mode_class):
         kwargs = kwargs or {}
         try:
             out = real(self, func, types, args, kwargs)
+        except TypeError:
+            # torch's meta kernels of the matmuls' `out_dtype` overloads take `out_dtype` for
+            # `beta` (a TypeError under FakeTensor where the device runs them): the op without
+            # it, cast.
+            if func._overloadname not in ("dtype", "dtype_out"):
+                raise
+            out = _out_dtype(func, args, kwargs)
         except Exception as error:
             if type(error).__name__ not in (
                 "DataDependentOutputException",

@@ -458,7 +458,7 @@ fn pytest_emulates_each_device_and_reports_what_it_would_miss() {
     );
     assert!(stdout.contains("131,072 (+29,696)"), "{stdout}");
     assert!(
-        stdout.contains("1 captured, not checked; 1 captured, passed"),
+        stdout.contains("1 captured, checks not checked; 1 captured, passed"),
         "{stdout}"
     );
     assert!(!stdout.contains("would miss a100"), "{stdout}");

@@ -27,6 +27,7 @@ mod resources;
 mod saved;
 mod scale;
 mod toolchain;
+mod whole_run;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
