@@ -163,12 +163,16 @@ def compare(real_file, capture_file, device):
         f"Real run on {real['device']} (torch {real['torch']}, Triton {real['triton']}) "
         f"against `tilefit capture` as {device}\n"
     )
-    print("| file | distinct compiles (per test) of the real run | in the capture, equal bytes |")
+    print(
+        "| file | distinct compiles (per test) of the real run | in the capture, equal bytes |"
+    )
     print("|---|---|---|")
     for file, (total, same) in sorted(by_file.items()):
         print(f"| {file} | {total} | {same} |")
     for row in rows:
-        print(f"\nDIFFERS: {row[0]} {row[1]} real {row[3]} captured {row[4]}\n  {row[2]}")
+        print(
+            f"\nDIFFERS: {row[0]} {row[1]} real {row[3]} captured {row[4]}\n  {row[2]}"
+        )
     real_tests = real["tests"]
     print(f"\nreal run: {len(real_tests)} tests, outcomes {_outcomes(real_tests)}")
     return 1 if bad else 0

@@ -104,7 +104,9 @@ class Recorder:
                 **place,
             }
             if kind != "check":
-                entry["value"] = _scope.plain(value) if not isinstance(value, str) else value
+                entry["value"] = (
+                    _scope.plain(value) if not isinstance(value, str) else value
+                )
             entries.append(entry)
 
     def assumed_before(self):
@@ -514,7 +516,9 @@ def _stores(source, params):
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             targets, value = node.targets, node.value
-        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None:
+        elif (
+            isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
+        ):
             targets, value = [node.target], node.value
         elif isinstance(node, (ast.For, ast.withitem)):
             targets = [getattr(node, "target", None) or node.optional_vars]
@@ -566,7 +570,11 @@ def _pointer_names(expr):
         node = stack.pop()
         if isinstance(node, ast.Call):
             func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            name = (
+                func.attr
+                if isinstance(func, ast.Attribute)
+                else getattr(func, "id", "")
+            )
             if name == "load" or name.startswith("atomic_"):
                 continue
         if isinstance(node, ast.Name):

@@ -280,6 +280,7 @@ def _patch_torch(device):
     _swap_fake_parameters(torch)
     _patch_dtype_support(torch, device)
     mode = FakeTensorMode(allow_non_fake_inputs=True)
+    _values.follow(mode)
     mode.__enter__()
     return mode
 

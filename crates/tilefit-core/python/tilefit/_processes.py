@@ -145,7 +145,9 @@ def _python_child(args, executable, env):
         return None
     rest = args[1:]
     while rest and rest[0].startswith("-") and rest[0] not in ("-c", "-m"):
-        if any(flag in rest[0] for flag in ("I", "E", "S")) and not rest[0].startswith("--"):
+        if any(flag in rest[0] for flag in ("I", "E", "S")) and not rest[0].startswith(
+            "--"
+        ):
             return None
         rest = rest[1:]
     if not rest:

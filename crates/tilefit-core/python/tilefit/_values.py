@@ -56,6 +56,10 @@ ON_VALUE = []
 
 _STATE = {}
 _SEEDS = {"device": None, "cpu_exact": True}
+#: The emulation's own FakeTensor mode: the one whose ops are followed. Dynamo and Inductor trace
+#: under modes of their own, whose data-dependent ops they answer themselves (graph breaks,
+#: unbacked sizes).
+_MODE = []
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NOT_USER = ("torch", "triton", "tilefit", "_pytest", "pytest", "pluggy", "runpy")
 _CHECK_MODULES = ("torch.testing", "numpy.testing", "unittest")
@@ -85,7 +89,13 @@ _METADATA_ONLY = {
     "new_ones",
     "new_full",
 }
-_UNINITIALIZED = {"empty", "empty_strided", "empty_like", "new_empty", "new_empty_strided"}
+_UNINITIALIZED = {
+    "empty",
+    "empty_strided",
+    "empty_like",
+    "new_empty",
+    "new_empty_strided",
+}
 
 
 class _Shadow:
@@ -232,7 +242,10 @@ def _on_cpu(func, args, kwargs, out):
         if _device_of(func, args, kwargs, out) != "cpu":
             return _on_device_generator(func, cpu_args, cpu_kwargs)
         if not _SEEDS["cpu_exact"]:
-            exact, why = False, why or "the CPU's random numbers after a draw too large to follow"
+            exact, why = (
+                False,
+                why or "the CPU's random numbers after a draw too large to follow",
+            )
     return func(*cpu_args, **cpu_kwargs), exact, why
 
 
@@ -296,7 +309,11 @@ def _follow(func, args, kwargs, out):
         and (has_inputs or _small(out))
         and _small((args, kwargs, out))
     )
-    if _random(func) and not has_inputs and _device_of(func, args, kwargs, out) == "cpu":
+    if (
+        _random(func)
+        and not has_inputs
+        and _device_of(func, args, kwargs, out) == "cpu"
+    ):
         # The CPU's generator must advance as in the real run, shadow or not.
         wanted = wanted or _small_enough_to_draw(out)
     if wanted:
@@ -382,7 +399,9 @@ def _is_check_statement(filename, line):
         return None
     node = found[2]
     if isinstance(node, ast.Assert):
-        negated = isinstance(node.test, ast.UnaryOp) and isinstance(node.test.op, ast.Not)
+        negated = isinstance(node.test, ast.UnaryOp) and isinstance(
+            node.test.op, ast.Not
+        )
         return not negated
     if (
         isinstance(node, ast.Expr)
@@ -400,8 +419,7 @@ def _module(frame):
 def _user(frame):
     filename = frame.f_code.co_filename
     return not (
-        _module(frame).split(".")[0] in _NOT_USER
-        or filename.startswith(("<", _OWN))
+        _module(frame).split(".")[0] in _NOT_USER or filename.startswith(("<", _OWN))
     )
 
 
@@ -466,12 +484,18 @@ def data_dependent(mode, func, args, kwargs, error):
             computed = _on_cpu(func, args, kwargs, None)
         except Exception:  # noqa: BLE001 (not computable on the CPU: passed over or assumed below)
             computed = None
-    tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+    tensors = [
+        t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)
+    ]
     device = tensors[0].device.type if tensors else "cpu"
     if computed is not None:
         result, exact, why = computed
         if not exact:
-            _record("assumed", f"{_what(name)}, computed from data that is assumed: {why}", _plain(result))
+            _record(
+                "assumed",
+                f"{_what(name)}, computed from data that is assumed: {why}",
+                _plain(result),
+            )
         if isinstance(result, torch.Tensor):
             fake = _fake_like(mode, result, device)
             if result.numel() <= LIMIT:
@@ -531,7 +555,7 @@ def _out_dtype(func, args, kwargs):
     values.update(kwargs)
     dtype = values.pop("out_dtype")
     values.pop("out", None)
-    default = getattr(func.overloadpacket, "default")
+    default = func.overloadpacket.default
     positional = [a.name for a in default._schema.arguments if not a.kwarg_only]
     call_args = [values.pop(n) for n in positional if n in values]
     result = default(*call_args, **values).to(dtype)
@@ -563,6 +587,11 @@ def _pass_over_assert_close(torch):
     torch.testing.assert_close = assert_close
 
 
+def follow(mode):
+    """Follow the ops of ``mode``, the emulation's FakeTensor mode (once it exists)."""
+    _MODE[:] = [mode]
+
+
 def install(mode_class):
     """Follow shadows through every op of the FakeTensor mode, and answer its data-dependent ops
     as the module's doc says."""
@@ -571,6 +600,8 @@ def install(mode_class):
     real = mode_class.dispatch
 
     def dispatch(self, func, types, args=(), kwargs=None):
+        if not _MODE or self is not _MODE[0]:
+            return real(self, func, types, args, kwargs)
         kwargs = kwargs or {}
         try:
             out = real(self, func, types, args, kwargs)

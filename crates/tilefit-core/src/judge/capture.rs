@@ -154,6 +154,47 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
     Some(TargetFailure { code, message })
 }
 
+/// The stops that ended the script, a thread or a test (unless `allow_stopped`), and the child
+/// processes whose records cannot be had.
+fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure> {
+    let mut failures = Vec::new();
+    let mut fail = |code: FailureCode, message: String| {
+        failures.push(TargetFailure { code, message });
+    };
+    for stop in target.stopped.iter().filter(|s| s.ended && !allow_stopped) {
+        let place = match (&stop.file, stop.line) {
+            (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
+            _ => String::new(),
+        };
+        fail(
+            FailureCode::StoppedEarly,
+            format!(
+                "{} stopped{place} ({}) and ended there: what it runs after that line was never run, so it is not judged (catch the stop, or avoid the call, to judge the rest)",
+                match (&stop.call, target.tests.is_empty()) {
+                    (Some(test), false) => format!("the test {test}"),
+                    _ => who(stop.process.as_deref(), stop.thread.as_deref()),
+                },
+                stop.reason
+            ),
+        );
+    }
+    for child in &target.children {
+        let name = format!(
+            "the child process {} ({})",
+            child.process.name, child.process.kind
+        );
+        // A status the child ended with is its parent's to handle (a test marked to fail, a
+        // pool that retries); its own errors and stops are failures above, with its name.
+        if let Some(why) = &child.failure {
+            fail(
+                FailureCode::Child,
+                format!("{name}: {why}; its launches are not judged"),
+            );
+        }
+    }
+    failures
+}
+
 /// Why a target fails closed, each a line of the report. A target passes only when its script
 /// ran to its end with status 0 (a stop it did not catch ends it early), its records were read
 /// whole, every launch was compiled and judged, and at least one launch was captured (unless
@@ -195,33 +236,8 @@ pub fn target_failures(
             ),
         );
     }
-    for stop in target.stopped.iter().filter(|s| s.ended && !allow_stopped) {
-        let place = match (&stop.file, stop.line) {
-            (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
-            _ => String::new(),
-        };
-        fail(
-            FailureCode::StoppedEarly,
-            format!(
-                "{} stopped{place} ({}) and ended there: what it runs after that line was never run, so it is not judged (catch the stop, or avoid the call, to judge the rest)",
-                match (&stop.call, target.tests.is_empty()) {
-                    (Some(test), false) => format!("the test {test}"),
-                    _ => who(stop.process.as_deref(), stop.thread.as_deref()),
-                },
-                stop.reason
-            ),
-        );
-    }
-    for child in &target.children {
-        let name = format!("the child process {} ({})", child.process.name, child.process.kind);
-        // A status the child ended with is its parent's to handle (a test marked to fail, a
-        // pool that retries); its own errors and stops are failures above, with its name.
-        if let Some(why) = &child.failure {
-            fail(
-                FailureCode::Child,
-                format!("{name}: {why}; its launches are not judged"),
-            );
-        }
+    for failure in ended_early(target, allow_stopped) {
+        fail(failure.code, failure.message);
     }
     for test in target.tests.iter().filter(|t| t.outcome == "failed") {
         fail(
@@ -282,7 +298,10 @@ pub fn target_failures(
 
 /// Who raised or stopped: the script, or the thread or child process it was in.
 pub fn who(process: Option<&str>, thread: Option<&str>) -> String {
-    match (process.filter(|p| *p != "main"), thread.filter(|t| *t != "MainThread")) {
+    match (
+        process.filter(|p| *p != "main"),
+        thread.filter(|t| *t != "MainThread"),
+    ) {
         (None, None) => "the script".to_owned(),
         (None, Some(thread)) => format!("the thread {thread}"),
         (Some(process), None) => format!("the child process {process}"),

@@ -11,8 +11,8 @@ use super::probe::{ProbeResult, ToolInfo};
 use crate::device::TargetDevice;
 use crate::device::emulated::EmulatedDevice;
 use crate::input::capture::{
-    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, ProcessName,
-    ScriptError, Site, Stopped, TestOutcome, ValueRead,
+    CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, ProcessName, ScriptError,
+    Site, Stopped, TestOutcome, ValueRead,
 };
 
 /// The report's schema version.

@@ -458,19 +458,6 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
 
 fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     super::capture_run::notes(target, out, prefix);
-    if !target.tests.is_empty() {
-        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-        for test in &target.tests {
-            *counts.entry(test.outcome.as_str()).or_default() += 1;
-        }
-        let parts: Vec<String> = counts.iter().map(|(o, n)| format!("{n} {o}")).collect();
-        let _ = writeln!(
-            out,
-            "{prefix}{} tests: {}",
-            target.tests.len(),
-            control(&parts.join("; "))
-        );
-    }
     for launch in &target.launches {
         inductor_note(launch, out, prefix);
         retry_note(target, launch, out, prefix);

@@ -4,6 +4,7 @@
 //! processes, and under pytest the table of tests with their launches, checks, assumptions and
 //! stops. Every value from the script's process is escaped by the caller's drawer.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use crate::escape::control;
@@ -102,7 +103,9 @@ pub fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
         let state = child.failure.as_deref().map_or_else(
             || {
                 counted(child.launches, "launch", "launches")
-                    + &child.exit.map_or_else(String::new, |c| format!(", exit {c}"))
+                    + &child
+                        .exit
+                        .map_or_else(String::new, |c| format!(", exit {c}"))
             },
             |why| format!("NO RECORDS: {why}"),
         );
@@ -117,7 +120,8 @@ pub fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
     tests(target, out, prefix);
 }
 
-/// Under pytest: one line a test, with its launches, checks, assumptions and stops.
+/// Under pytest: one line a test, with its launches, checks, assumptions and stops, then the
+/// count of each outcome.
 fn tests(target: &TargetCapture, out: &mut String, prefix: &str) {
     for test in &target.tests {
         let _ = writeln!(
@@ -131,6 +135,19 @@ fn tests(target: &TargetCapture, out: &mut String, prefix: &str) {
             counted(test.stops, "stop", "stops")
         );
     }
+    if !target.tests.is_empty() {
+        let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+        for test in &target.tests {
+            *counts.entry(test.outcome.as_str()).or_default() += 1;
+        }
+        let parts: Vec<String> = counts.iter().map(|(o, n)| format!("{n} {o}")).collect();
+        let _ = writeln!(
+            out,
+            "{prefix}{} tests: {}",
+            target.tests.len(),
+            control(&parts.join("; "))
+        );
+    }
 }
 
 /// The summary's words for the run's stops (how many the script caught and went on from),
@@ -142,7 +159,11 @@ pub fn summary_counts(targets: &[TargetCapture]) -> String {
         .flat_map(|t| &t.stopped)
         .filter(|s| !s.ended)
         .count();
-    let checks: u64 = targets.iter().flat_map(|t| &t.checks).map(|c| c.count).sum();
+    let checks: u64 = targets
+        .iter()
+        .flat_map(|t| &t.checks)
+        .map(|c| c.count)
+        .sum();
     let assumed: u64 = targets
         .iter()
         .flat_map(|t| &t.assumptions)

@@ -254,27 +254,47 @@ fn launches_through_jit_heuristics_and_pruned_autotune_are_captured_and_judged()
 }
 
 #[test]
-fn a_call_stopped_at_item_names_its_line_and_the_script_goes_on() {
+fn a_value_read_on_the_host_is_assumed_at_its_line_and_the_launch_after_it_is_marked() {
+    // `int(x.sum().item())` of random numbers drawn on the device: the CPU draws other numbers,
+    // so the value is an assumption, declared at its line, and the launch it feeds is marked.
     let (run, report) = capture(&fixture("kernels.py"), "h100", &[], &[]);
     assert_eq!(run.code, 0, "{}", run.stderr);
     let h100 = target(&report, "h100");
-    let stopped = h100["stopped"].as_array().unwrap();
-    assert_eq!(stopped.len(), 1, "{h100}");
+    assert!(
+        h100.get("stopped")
+            .is_none_or(|s| s.as_array().unwrap().is_empty()),
+        "{h100}"
+    );
     let source = std::fs::read_to_string(fixture("kernels.py")).unwrap();
     let line = source
         .lines()
         .position(|l| l.contains("total = int("))
         .unwrap()
         + 1;
-    assert_eq!(stopped[0]["line"], line);
-    assert_eq!(stopped[0]["call"], "reads a value on the host");
-    assert!(stopped[0]["reason"].as_str().unwrap().contains(".item()"));
-    // The launch after the stopped call was captured: the script went on.
-    assert_eq!(launches(&report, "h100", "copy").len(), 2);
+    let assumed = &h100["assumptions"][0];
+    assert_eq!(assumed["line"], line, "{h100}");
+    assert_eq!(assumed["call"], "reads a value on the host");
+    assert!(
+        assumed["what"]
+            .as_str()
+            .unwrap()
+            .contains("random numbers drawn on the device"),
+        "{assumed}"
+    );
+    // The launch in the call ran with the value, marked; the one after the call is not.
+    let copies = launches(&report, "h100", "copy");
+    assert_eq!(copies.len(), 3, "{h100}");
+    let marked: Vec<&Value> = copies
+        .iter()
+        .filter(|l| l.get("assumed").is_some())
+        .copied()
+        .collect();
+    assert_eq!(marked.len(), 1, "{h100}");
+    assert_eq!(marked[0]["assumed"]["line"], line);
     assert_eq!(h100["calls"], 2);
     assert!(
         run.stdout
-            .contains(&format!("stopped at kernels.py:{line}")),
+            .contains(&format!("(after an assumed value at kernels.py:{line})")),
         "{}",
         run.stdout
     );
@@ -282,8 +302,8 @@ fn a_call_stopped_at_item_names_its_line_and_the_script_goes_on() {
 
 #[test]
 fn a_stop_the_script_does_not_catch_ends_it_and_fails_the_target() {
-    // `.item()` ends the script: the launch after it was never run, so the run is not a pass,
-    // although every launch it did make fits.
+    // `torch.unique` of a kernel's output ends the script: the launch after it was never run, so
+    // the run is not a pass, although every launch it did make fits.
     let (run, report) = capture(&fixture("stops_early.py"), "h100", &[], &[]);
     assert_eq!(run.code, 1, "{}\n{}", run.stdout, run.stderr);
     let h100 = target(&report, "h100");
@@ -292,7 +312,11 @@ fn a_stop_the_script_does_not_catch_ends_it_and_fails_the_target() {
     assert_eq!(stopped.len(), 1, "{h100}");
     assert_eq!(stopped[0]["ended"], true);
     let source = std::fs::read_to_string(fixture("stops_early.py")).unwrap();
-    let line = source.lines().position(|l| l.contains("checksum")).unwrap() + 1;
+    let line = source
+        .lines()
+        .position(|l| l.contains("distinct values"))
+        .unwrap()
+        + 1;
     let failures = h100["failures"].as_array().unwrap();
     assert_eq!(failures.len(), 1, "{failures:?}");
     assert_eq!(failures[0]["code"], "stopped-early");
@@ -560,23 +584,36 @@ fn conditional_imports_caught_stops_and_the_backward_pass_are_all_in_the_report(
     // .backward() again): the backward kernels launched from the custom Function's backward.
     let count = |l: &[&Value]| l.iter().map(|l| l["count"].as_u64().unwrap()).sum::<u64>();
     assert_eq!((count(&forward), count(&backward)), (3, 3));
-    // Both `.item()` calls the script caught are stops, at their own lines.
+    // Both `.item()` reads of a kernel's output are assumptions at their own lines (the backward's
+    // too), and the `torch.unique` the script caught is a stop, counted in the summary.
     let source = std::fs::read_to_string(fixture("caught.py")).unwrap();
     let line_of = |needle: &str| source.lines().position(|l| l.contains(needle)).unwrap() + 1;
-    let stopped: Vec<u64> = h100["stopped"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["line"].as_u64().unwrap())
-        .collect();
-    let wanted = [
-        line_of("print(\"loss\""),
-        line_of("CHECK and dx.sum().item()"),
+    let lines = |key: &str| -> Vec<u64> {
+        h100[key]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["line"].as_u64().unwrap())
+            .collect()
+    };
+    let mut assumed = lines("assumptions");
+    assumed.sort_unstable();
+    let mut wanted = vec![
+        line_of("CHECK and dx.sum().item()") as u64,
+        line_of("print(\"loss\"") as u64,
     ];
-    assert_eq!(stopped.len(), 2, "{stopped:?}");
-    for line in wanted {
-        assert!(stopped.contains(&(line as u64)), "{line} in {stopped:?}");
-    }
+    wanted.sort_unstable();
+    assert_eq!(assumed, wanted, "{h100}");
+    assert_eq!(
+        lines("stopped"),
+        [line_of("torch.unique(y)") as u64],
+        "{h100}"
+    );
+    assert!(
+        run.stdout.contains("1 stop, 1 caught and gone on from"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -52,7 +52,8 @@ fn gemm_judged_over(mode: &str, run: &Run, report: &Value, place: &str) -> Value
         .unwrap_or_else(|| panic!("{mode}: the GEMM was lost\n{}", run.stdout))
         .clone();
     assert_eq!(gemm["verdict"], "over", "{mode}: {gemm}");
-    let compile = &target["compiles"][gemm["compiles"][0].as_u64().unwrap() as usize];
+    let index = usize::try_from(gemm["compiles"][0].as_u64().unwrap()).unwrap();
+    let compile = &target["compiles"][index];
     assert_eq!(
         compile["result"]["shared_bytes"], 131_072,
         "{mode}: {compile}"
@@ -134,16 +135,16 @@ fn a_thread_error_or_a_child_without_records_fails_closed_and_is_named() {
     assert_eq!(run.code, 1, "{}", run.stdout);
     let failures = report["targets"][0]["failures"].to_string();
     assert!(failures.contains("script-error"), "{failures}");
-    assert!(
-        failures.contains("the thread broken raised"),
-        "{failures}"
-    );
+    assert!(failures.contains("the thread broken raised"), "{failures}");
     let (run, report) = run_mode("child-killed");
     assert_eq!(run.code, 1, "{}", run.stdout);
     let failures = report["targets"][0]["failures"].to_string();
     assert!(failures.contains("\"child\""), "{failures}");
     assert!(failures.contains("python -c"), "{failures}");
-    assert!(failures.contains("without writing its records"), "{failures}");
+    assert!(
+        failures.contains("without writing its records"),
+        "{failures}"
+    );
 }
 
 #[test]
@@ -165,9 +166,15 @@ fn value_checks_are_passed_over_and_host_reads_are_computed() {
         })
         .collect();
     for (needle, what) in [
-        ("torch.testing.assert_close(out, ref)", "torch.testing.assert_close"),
+        (
+            "torch.testing.assert_close(out, ref)",
+            "torch.testing.assert_close",
+        ),
         ("assert torch.allclose(out, ref)", "torch.allclose"),
-        ("abs().max().item() < 1e-3", "a tensor's value read on the host"),
+        (
+            "abs().max().item() < 1e-3",
+            "a tensor's value read on the host",
+        ),
         ("assert torch.equal(out.nonzero()", "nonzero"),
     ] {
         let line = line_of(needle) as u64;
@@ -213,7 +220,8 @@ fn a_value_drawn_on_the_device_is_assumed_and_the_launches_after_it_are_marked()
         .unwrap();
     assert_eq!(gemm["assumed"]["line"], assumption["line"], "{gemm}");
     assert!(
-        run.stdout.contains("after an assumed value at whole_run.py:"),
+        run.stdout
+            .contains("after an assumed value at whole_run.py:"),
         "{}",
         run.stdout
     );
@@ -253,7 +261,10 @@ fn a_pytest_test_runs_past_its_checks_and_an_early_stop_fails_the_session() {
     let (code, stdout) = pytest_suite(&[]);
     assert_eq!(code, 1, "{stdout}");
     // The test that checks values and then launches reaches the GEMM.
-    assert!(stdout.contains("matmul_kernel would miss rtx-pro-6000"), "{stdout}");
+    assert!(
+        stdout.contains("matmul_kernel would miss rtx-pro-6000"),
+        "{stdout}"
+    );
     assert!(
         stdout.contains(
             "test_checks_then_launches_the_gemm: captured, checks not checked; 2 launches, 4 checks not checked, 0 assumptions, 0 stops"
@@ -275,6 +286,12 @@ fn a_pytest_test_runs_past_its_checks_and_an_early_stop_fails_the_session() {
     // --tilefit-report-only reports it without failing on it (the GEMM's miss included).
     let (code, stdout) = pytest_suite(&["--tilefit-report-only"]);
     assert_eq!(code, 0, "{stdout}");
-    assert!(stdout.contains("stopped at test_checks_then_launch.py:"), "{stdout}");
-    assert!(stdout.contains("matmul_kernel would miss rtx-pro-6000"), "{stdout}");
+    assert!(
+        stdout.contains("stopped at test_checks_then_launch.py:"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("matmul_kernel would miss rtx-pro-6000"),
+        "{stdout}"
+    );
 }

@@ -107,7 +107,7 @@ pub(super) fn run_target(
     let children_folder = scratch.join(format!("records-{index}.json.d"));
     let children = capture_children::read(&children_folder);
     if !records_file.exists() {
-        let children = children.into_iter().map(child_run).collect();
+        let children = children.iter().map(child_run_of).collect();
         return Ok((
             process,
             Err("the script's process ended without tilefit's records (os._exit, a crash, a signal or a kill)".to_owned()),
@@ -139,12 +139,11 @@ pub(super) fn run_target(
 fn child_run_of(child: &capture_children::Child) -> ChildRun {
     ChildRun {
         process: child.process.clone(),
-        launches: child.records.as_ref().map_or(0, |r| r.launches.len() as u64),
+        launches: child
+            .records
+            .as_ref()
+            .map_or(0, |r| r.launches.len() as u64),
         exit: child.records.as_ref().ok().and_then(|r| r.exit),
         failure: child.records.as_ref().err().cloned(),
     }
-}
-
-fn child_run(child: capture_children::Child) -> ChildRun {
-    child_run_of(&child)
 }

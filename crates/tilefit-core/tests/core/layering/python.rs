@@ -18,7 +18,13 @@ pub const PYTHON_LAYERS: &[&[&str]] = &[
     // The emulated device: torch's and Triton's answers, backward graphs, the system tools.
     &["_values", "_emulation", "_autograd", "_system"],
     // Launch capture: scope files, the recorder, the capture process's entry.
-    &["_scope", "_capture", "_inductor", "_processes", "_capture_main"],
+    &[
+        "_scope",
+        "_capture",
+        "_inductor",
+        "_processes",
+        "_capture_main",
+    ],
     // What users import: the package, `tilefit.emulate`, the pytest plugin.
     &["__init__", "emulate", "pytest_plugin"],
 ];
