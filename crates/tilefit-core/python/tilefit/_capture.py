@@ -13,17 +13,15 @@ record instead of time.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import json
 import os
 import re
 import sys
-import textwrap
 import threading
 import traceback
 
-from tilefit import _emulation, _jit, _scope, _values
+from tilefit import _emulation, _jit, _scope, _values, _writes
 
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
@@ -81,6 +79,8 @@ class Recorder:
     def begin_call(self, name):
         self.calls += 1
         self.current_call = name
+        # The children a call starts belong to it (under pytest, to the test).
+        os.environ["TILEFIT_CAPTURE_CALL"] = str(name)
 
     def value_read(self, kind, what, value, frame):
         """A value host code read with no data (:mod:`tilefit._values`): a check passed over, or
@@ -493,115 +493,10 @@ def marked(error, *marks):
     return None
 
 
-def _written_params(jit):
-    """The names of the kernel's parameters it may write through (``tl.store``, ``tl.atomic_*``,
-    a descriptor's or block pointer's ``store``): a taint walk of its source from each parameter
-    through the names assigned from it. None where the source cannot be read (every tensor
-    argument then counts as written)."""
-    cached = jit.__dict__.get("_tilefit_written", False)
-    if cached is not False:
-        return cached
-    try:
-        written = _stores(textwrap.dedent(jit.src), {p.name for p in jit.params})
-    except Exception:  # noqa: BLE001 (no source to read: every argument may be written)
-        written = None
-    jit.__dict__["_tilefit_written"] = written
-    return written
-
-
-def _stores(source, params):
-    """The parameters among ``params`` whose pointers a kernel's ``source`` stores through."""
-    tree = ast.parse(source)
-    sources = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif (
-            isinstance(node, (ast.AugAssign, ast.AnnAssign)) and node.value is not None
-        ):
-            targets, value = [node.target], node.value
-        elif isinstance(node, (ast.For, ast.withitem)):
-            targets = [getattr(node, "target", None) or node.optional_vars]
-            value = getattr(node, "iter", None) or node.context_expr
-            if targets[0] is None:
-                continue
-        else:
-            continue
-        names = _pointer_names(value)
-        for target in targets:
-            for n in ast.walk(target):
-                if isinstance(n, ast.Name):
-                    sources.setdefault(n.id, set()).update(names)
-
-    def roots(name, seen):
-        if name in seen:
-            return set()
-        seen.add(name)
-        found = {name} & params
-        for source in sources.get(name, ()):
-            found |= roots(source, seen)
-        return found
-
-    written = set()
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-        if name != "store" and not name.startswith("atomic_"):
-            continue
-        pointers = list(node.args[:1])
-        if isinstance(func, ast.Attribute):
-            # `desc.store(offsets, value)`: the receiver is what is written.
-            pointers.append(func.value)
-        for pointer in pointers:
-            for name in _pointer_names(pointer):
-                written |= roots(name, set())
-    return frozenset(written)
-
-
-def _pointer_names(expr):
-    """The names an expression's pointer can come from: what a ``load`` (or an atomic, which
-    returns the old value) returns is data, not a pointer, so the names inside one do not
-    count."""
-    found = set()
-    stack = [expr]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = (
-                func.attr
-                if isinstance(func, ast.Attribute)
-                else getattr(func, "id", "")
-            )
-            if name == "load" or name.startswith("atomic_"):
-                continue
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        stack.extend(ast.iter_child_nodes(node))
-    return found
-
-
-def _forget_written(jit, args, kwargs):
-    """The tensors the kernel may write no longer have data the host knows (their shadows go);
-    the ones it only reads keep theirs."""
-    written = _written_params(jit)
-    names = [p.name for p in jit.params]
-    for i, value in enumerate(args):
-        if hasattr(value, "untyped_storage") and (
-            written is None or i >= len(names) or names[i] in written
-        ):
-            _values.written(value)
-    for key, value in kwargs.items():
-        if hasattr(value, "untyped_storage") and (written is None or key in written):
-            _values.written(value)
-
-
 def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
     """Record one launch of ``jit`` (a JITFunction) with the launch's own values into
     ``recorder`` (``emulation`` says whether a benchmark call made it)."""
-    _forget_written(jit, args, kwargs)
+    _writes.forget_written(jit, args, kwargs, _values.written)
     # Inside an autotuned launch, the launching line is where the autotuner was called.
     outer = recorder._group[0] if recorder and recorder._group else None
     caller = (

@@ -34,6 +34,10 @@ from tilefit import _capture
 ENV_DEVICE = "TILEFIT_CAPTURE_DEVICE"
 ENV_CHILDREN = "TILEFIT_CAPTURE_CHILDREN"
 ENV_ROOTS = "TILEFIT_CAPTURE_ROOTS"
+#: The run's ``sitecustomize`` folder, for children whose environment the script rebuilt.
+ENV_SITE = "TILEFIT_CAPTURE_SITE"
+#: The call (under pytest, the test) that was running when a child was started.
+ENV_CALL = "TILEFIT_CAPTURE_CALL"
 
 #: Python processes that are the machinery of a library, not the user's code: they get no
 #: emulation (multiprocessing's resource tracker, Inductor's compile workers).
@@ -83,6 +87,7 @@ def child_environment(device_file, children, roots, scratch):
     os.environ[ENV_DEVICE] = os.path.abspath(device_file)
     os.environ[ENV_CHILDREN] = os.path.abspath(children)
     os.environ[ENV_ROOTS] = os.pathsep.join(roots)
+    os.environ[ENV_SITE] = site
     existing = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = site + (os.pathsep + existing if existing else "")
 
@@ -120,15 +125,23 @@ def _mark(name, kind, pid=None):
             return
         run.marked = True
         pid = os.getpid()
+        if os.path.exists(os.path.join(folder, f"child-{pid}.started")):
+            # Its parent named it as it started it.
+            return
     path = os.path.join(folder, f"child-{pid}.started")
     with open(path, "w", encoding="utf-8") as out:
         out.write(json.dumps({"name": name, "kind": kind}) + "\n")
 
 
-def _python_child(args, executable, env):
-    """The name a ``subprocess`` child is reported by, when it is a Python of the run that will
-    emulate (this interpreter, started without ``-I``, ``-E`` or ``-S``, with the run's
-    environment, and not a library's machinery); else None."""
+#: The interpreter flags that keep a child from reading ``sitecustomize`` (isolated mode, no
+#: environment, no ``site``): such a child runs without the emulation.
+_UNFOLLOWED_FLAGS = ("I", "E", "S")
+
+
+def _python_child(args, executable):
+    """``(name, followed)`` for a ``subprocess`` child that is this interpreter (not a library's
+    machinery): ``followed`` is False when its flags keep it from the emulation (``-I``, ``-E``,
+    ``-S``). None for any other program."""
     if isinstance(args, (str, bytes)) or not args:
         return None
     args = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
@@ -139,27 +152,67 @@ def _python_child(args, executable, env):
         same = False
     if not same:
         return None
-    if env is not None and ENV_CHILDREN not in env:
+    if any(part in a.encode() for a in args for part in _MACHINERY):
         return None
-    if any(part.encode() in a.encode() for a in args for part in _MACHINERY):
-        return None
+    followed = True
     rest = args[1:]
     while rest and rest[0].startswith("-") and rest[0] not in ("-c", "-m"):
-        if any(flag in rest[0] for flag in ("I", "E", "S")) and not rest[0].startswith(
-            "--"
+        flags = rest[0]
+        if not flags.startswith("--") and any(
+            f in flags[1:] for f in _UNFOLLOWED_FLAGS
         ):
-            return None
-        rest = rest[1:]
+            followed = False
+        # Flags that take a value (`-W x`, `-X y`) keep it in the next word.
+        rest = rest[2:] if flags in ("-W", "-X", "-Q") else rest[1:]
     if not rest:
-        return "python"
-    if rest[0] in ("-c", "-m"):
-        return f"python {rest[0]}"
-    return "python " + os.path.basename(rest[0])
+        name = "python"
+    elif rest[0] == "-c":
+        code = (
+            rest[1].strip().splitlines()[0] if len(rest) > 1 and rest[1].strip() else ""
+        )
+        name = f"python -c {code[:40]!r}" if code else "python -c"
+    elif rest[0] == "-m":
+        name = f"python -m {rest[1]}" if len(rest) > 1 else "python -m"
+    else:
+        name = "python " + os.path.basename(rest[0])
+    return name, followed
+
+
+def _followed_environment(env):
+    """``env`` (a child's own environment, or None for this process's) with the run's variables
+    and its ``sitecustomize`` folder first on ``PYTHONPATH``, so the child emulates what this
+    process emulates even where the script rebuilt its environment."""
+    if env is None:
+        return None
+    env = dict(env)
+    for key in (
+        ENV_DEVICE,
+        ENV_CHILDREN,
+        ENV_ROOTS,
+        ENV_SITE,
+        ENV_CALL,
+        "TILEFIT_CAPTURE_EVENTS",
+    ):
+        if key in os.environ and key not in env:
+            env[key] = os.environ[key]
+    site = os.environ.get(ENV_SITE)
+    if site:
+        parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        if site not in parts:
+            env["PYTHONPATH"] = os.pathsep.join([site, *parts])
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if package not in parts:
+        env["PYTHONPATH"] = os.pathsep.join([*parts, package])
+    return env
 
 
 def _install_subprocess():
-    """A Python child started with ``subprocess`` is marked as it starts: killed before it could
-    write anything, it still fails the run, named."""
+    """A Python child started with ``subprocess`` emulates the same device, whatever environment
+    the script gave it, and is marked as it starts: killed before it could write anything, it
+    still fails the run, named. One started so that it cannot emulate (``-I``) is marked as not
+    followed, which fails the run: what it launches cannot be seen. Its exit status is written
+    beside its records when the script collects it."""
     import subprocess
 
     real = subprocess.Popen.__init__
@@ -167,16 +220,45 @@ def _install_subprocess():
         return
 
     def __init__(self, args, *rest, **kwargs):
-        real(self, args, *rest, **kwargs)
+        child = None
         try:
-            name = _python_child(args, kwargs.get("executable"), kwargs.get("env"))
-            if name is not None and getattr(self, "pid", None):
-                _mark(name, "subprocess", pid=self.pid)
-        except Exception:  # noqa: BLE001 (the child runs either way; it marks itself too)
-            pass
+            child = _python_child(args, kwargs.get("executable"))
+            if child is not None and child[1] and not rest:
+                kwargs["env"] = _followed_environment(kwargs.get("env"))
+        except Exception:  # noqa: BLE001 (the child runs as the script asked)
+            child = None
+        real(self, args, *rest, **kwargs)
+        if child is not None and getattr(self, "pid", None):
+            name, followed = child
+            _mark(name, "subprocess" if followed else "not-followed", pid=self.pid)
+            self._tilefit_child = True
 
     __init__._tilefit = True
     subprocess.Popen.__init__ = __init__
+    handle = getattr(subprocess.Popen, "_handle_exitstatus", None)
+    if handle is None:
+        return
+
+    def _handle_exitstatus(self, *args, **kwargs):
+        result = handle(self, *args, **kwargs)
+        folder = _children_folder()
+        if (
+            getattr(self, "_tilefit_child", False)
+            and folder
+            and self.returncode is not None
+        ):
+            try:
+                with open(
+                    os.path.join(folder, f"child-{self.pid}.exit"),
+                    "w",
+                    encoding="utf-8",
+                ) as out:
+                    out.write(f"{int(self.returncode)}\n")
+            except OSError:
+                pass
+        return result
+
+    subprocess.Popen._handle_exitstatus = _handle_exitstatus
 
 
 def write_records():
@@ -309,6 +391,36 @@ def _install_multiprocessing(recorder):
     process.BaseProcess._bootstrap = _bootstrap
 
 
+def _install_torch_spawn(recorder):
+    """A ``torch.multiprocessing.spawn`` rank catches its own error (to hand it to the parent) and
+    exits 1: the error is recorded first, as a ``multiprocessing`` child's is."""
+    import importlib
+
+    try:
+        # The module: `torch.multiprocessing.spawn` the attribute is its function.
+        spawn = importlib.import_module("torch.multiprocessing.spawn")
+    except ImportError:
+        return
+    real = getattr(spawn, "_wrap", None)
+    if real is None or getattr(real, "_tilefit", False):
+        return
+
+    def _wrap(fn, i, args, error_file):
+        def recorded(*a):
+            try:
+                return fn(*a)
+            except Exception as error:
+                recorder.raised(error)
+                raise
+
+        return real(recorded, i, args, error_file)
+
+    _wrap._tilefit = True
+    _wrap.__module__ = real.__module__
+    _wrap.__qualname__ = real.__qualname__
+    spawn._wrap = _wrap
+
+
 def _on_terminate(recorder):
     """A child asked to end (``Process.terminate()``, and multiprocessing's exit handler for a
     daemonic one) writes what it recorded before it goes."""
@@ -327,6 +439,18 @@ def _on_terminate(recorder):
         pass
 
 
+def _write_before_os_exit(recorder):
+    """``os._exit`` runs no exit handler: the records are written first."""
+    real_exit = os._exit
+
+    def _exit(code):
+        recorder.exit = code
+        write_records()
+        real_exit(code)
+
+    os._exit = _exit
+
+
 def _after_fork_in_child():
     run = _RUN
     if run is None:
@@ -335,14 +459,7 @@ def _after_fork_in_child():
     run.marked = False
     run.lock = threading.Lock()
     run.recorder.become_child(f"fork of {run.recorder.process_name}", "fork")
-    real_exit = os._exit
-
-    def _exit(code):
-        run.recorder.exit = code
-        write_records()
-        real_exit(code)
-
-    os._exit = _exit
+    _write_before_os_exit(run.recorder)
     _on_terminate(run.recorder)
 
 
@@ -354,6 +471,7 @@ def install(recorder, emulation, mode, out=None):
     _install_threads(recorder, mode)
     _install_multiprocessing(recorder)
     _install_subprocess()
+    _install_torch_spawn(recorder)
     os.register_at_fork(after_in_child=_after_fork_in_child)
     atexit.register(_at_exit)
 
@@ -409,7 +527,7 @@ def start_child():
     roots = os.environ.get(ENV_ROOTS, "")
     _capture.USER_ROOTS.extend(r for r in roots.split(os.pathsep) if r)
     recorder.become_child("python", "subprocess", forked=False)
-    recorder.begin_call("child process")
+    recorder.begin_call(os.environ.get(ENV_CALL) or "child process")
     install(recorder, emulation, _emulation.installed_mode())
     _on_terminate(recorder)
     if _SERVER in _command():
@@ -423,9 +541,11 @@ def start_child():
         def excepthook(kind, value, tb):
             if kind is not SystemExit:
                 recorder.raised(value)
+                recorder.exit = 1
             return previous(kind, value, tb)
 
         sys.excepthook = excepthook
-        # A child that reaches its end normally: its status is its records' (sys.exit's code is
-        # the parent's to see).
+        _write_before_os_exit(recorder)
+        # Its end is reached when its exit handlers run; the status its parent collects (a
+        # `sys.exit(3)`) is written beside its records by the parent.
         recorder.exit = 0

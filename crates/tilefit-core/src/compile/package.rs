@@ -61,6 +61,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../python/tilefit/_values.py"),
     ),
     (
+        "_writes.py",
+        include_str!("../../python/tilefit/_writes.py"),
+    ),
+    (
         "emulate.py",
         include_str!("../../python/tilefit/emulate.py"),
     ),

@@ -20,6 +20,8 @@ pub struct Child {
     pub process: ProcessName,
     /// Its records, or why they cannot be had.
     pub records: Result<Records, String>,
+    /// The exit status its parent collected (a `subprocess` child's), where it did.
+    pub exit: Option<i64>,
 }
 
 #[derive(Deserialize)]
@@ -61,7 +63,9 @@ pub fn read(folder: &Path) -> Vec<Child> {
                 },
             );
         let path = folder.join(format!("child-{pid}.json"));
-        let records = if path.exists() {
+        let records = if process.kind == "not-followed" {
+            Err("it was started with -I, -E or -S, so it reads no sitecustomize: it runs without the emulation, and what it launches cannot be seen (start it without those flags)".to_owned())
+        } else if path.exists() {
             capture::read(&path)
                 .map_err(|e| format!("its records cannot be read: {e}"))
                 .and_then(|r| {
@@ -74,12 +78,28 @@ pub fn read(folder: &Path) -> Vec<Child> {
         } else {
             Err("it ended without writing its records (killed, a crash, or `os._exit` where tilefit could not write first)".to_owned())
         };
-        let process = records
-            .as_ref()
+        let mut process = process;
+        if let Some(recorded) = records.as_ref().ok().and_then(|r| r.process.clone()) {
+            // A multiprocessing child names itself; a subprocess was named by its parent.
+            if process.kind != "subprocess" {
+                process = recorded;
+            }
+        }
+        // The status the script collected (`subprocess`), where it did.
+        let collected = std::fs::read_to_string(folder.join(format!("child-{pid}.exit")))
             .ok()
-            .and_then(|r| r.process.clone())
-            .unwrap_or(process);
-        children.push(Child { process, records });
+            .and_then(|t| t.trim().parse::<i64>().ok());
+        let records = records.map(|mut r| {
+            if collected.is_some() {
+                r.exit = collected;
+            }
+            r
+        });
+        children.push(Child {
+            process,
+            records,
+            exit: collected,
+        });
     }
     children
 }
@@ -98,19 +118,25 @@ pub fn join(main: &mut Records, child: Records, name: &str) {
         if let Some(role) = launch.autotune.as_mut() {
             role.group += offset;
         }
-        launch.process.get_or_insert_with(|| name.to_owned());
+        launch.process = Some(name.to_owned());
         main.launches.push(launch);
     }
     for mut stop in child.stopped {
-        stop.process.get_or_insert_with(|| name.to_owned());
+        stop.process = Some(name.to_owned());
         main.stopped.push(stop);
     }
     for mut error in child.errors {
-        error.process.get_or_insert_with(|| name.to_owned());
+        error.process = Some(name.to_owned());
         main.errors.push(error);
     }
-    main.checks.extend(child.checks);
-    main.assumptions.extend(child.assumptions);
+    for mut check in child.checks {
+        check.process = Some(name.to_owned());
+        main.checks.push(check);
+    }
+    for mut assumption in child.assumptions {
+        assumption.process = Some(name.to_owned());
+        main.assumptions.push(assumption);
+    }
     main.scopes.extend(child.scopes);
     main.calls += child.calls;
 }

@@ -161,7 +161,11 @@ fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure
     let mut fail = |code: FailureCode, message: String| {
         failures.push(TargetFailure { code, message });
     };
-    for stop in target.stopped.iter().filter(|s| s.ended && !allow_stopped) {
+    for stop in target
+        .stopped
+        .iter()
+        .filter(|s| s.ended && !allow_stopped && !expected(target, s.call.as_deref()))
+    {
         let place = match (&stop.file, stop.line) {
             (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
             _ => String::new(),
@@ -222,7 +226,11 @@ pub fn target_failures(
     if let Some(why) = target.failure.as_ref().filter(|_| !explained) {
         fail(FailureCode::Records, format!("no records: {why}"));
     }
-    for error in &target.errors {
+    for error in target
+        .errors
+        .iter()
+        .filter(|e| !expected(target, e.call.as_deref()))
+    {
         let place = match (&error.file, error.line) {
             (Some(file), Some(line)) => format!(" at {}:{line}", file_name(file)),
             _ => String::new(),
@@ -296,6 +304,17 @@ pub fn target_failures(
     failures
 }
 
+/// Whether what happened in `call` is what it expects: under pytest, a test marked to fail that
+/// failed (its own errors, and those of the children it started).
+fn expected(target: &TargetCapture, call: Option<&str>) -> bool {
+    call.is_some_and(|call| {
+        target
+            .tests
+            .iter()
+            .any(|t| t.nodeid == call && t.outcome == "xfailed")
+    })
+}
+
 /// Who raised or stopped: the script, or the thread or child process it was in.
 pub fn who(process: Option<&str>, thread: Option<&str>) -> String {
     match (
@@ -318,9 +337,10 @@ pub fn config_of(compile: &CompileReport) -> BTreeMap<String, Value> {
     config
 }
 
-/// `_fwd_kernel at prefill.py:195`.
+/// `_fwd_kernel launched at prefill.py:195`, and `(after an assumed value at x.py:12)` when it
+/// was launched after a value was assumed.
 pub fn launch_text(launch: &LaunchReport) -> String {
-    match &launch.caller {
+    let text = match &launch.caller {
         Some(site) => format!(
             "{} launched at {}:{}",
             launch.kernel.function,
@@ -328,6 +348,14 @@ pub fn launch_text(launch: &LaunchReport) -> String {
             site.line
         ),
         None => launch.kernel.function.clone(),
+    };
+    match &launch.assumed {
+        Some(site) => format!(
+            "{text} (after an assumed value at {}:{})",
+            file_name(&site.file),
+            site.line
+        ),
+        None => text,
     }
 }
 

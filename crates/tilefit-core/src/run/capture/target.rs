@@ -143,7 +143,9 @@ fn child_run_of(child: &capture_children::Child) -> ChildRun {
             .records
             .as_ref()
             .map_or(0, |r| r.launches.len() as u64),
-        exit: child.records.as_ref().ok().and_then(|r| r.exit),
+        exit: child
+            .exit
+            .or_else(|| child.records.as_ref().ok().and_then(|r| r.exit)),
         failure: child.records.as_ref().err().cloned(),
     }
 }
