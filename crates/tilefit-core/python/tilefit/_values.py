@@ -491,13 +491,14 @@ def data_dependent(mode, func, args, kwargs, error):
     ]
     device = tensors[0].device.type if tensors else "cpu"
     check = in_check(sys._getframe(1))
-    if computed is not None and not computed[1] and check is not None:
-        # A check of values that are assumed (drawn on the device): passed over, as a check of
-        # data emulation does not have.
-        computed = None
     if computed is not None:
         result, exact, why = computed
-        if not exact:
+        if not exact and check is not None:
+            # A check of data that is assumed (drawn on the device): it takes the value the
+            # data gives, and is listed as not checked, not as an assumption later launches
+            # depend on.
+            _record("check", f"{_what(name)}, of data that is assumed: {why}", None)
+        elif not exact:
             _record(
                 "assumed",
                 f"{_what(name)}, computed from data that is assumed: {why}",

@@ -225,12 +225,8 @@ def _emulated_report(item, call, report):
         error = call.excinfo.value
         if _emulation.stop_reason(error) is not None:
             outcome = "stopped"
-            recorder.stop(error, call=nodeid)
-            entry = getattr(error, "_tilefit_stop", None)
-            if entry is None and recorder.stopped:
-                entry = recorder.stopped[-1]
-            if entry is not None:
-                entry["ended"] = True
+            # The test's call is the recorder's current one: the stop is recorded as ending it.
+            recorder.raised(error)
         elif isinstance(error, AssertionError) and _checked_here(
             recorder, nodeid, error
         ):

@@ -202,7 +202,8 @@ pub struct LaunchReport {
     pub chain: Vec<Frame>,
     /// The script's calls (under pytest: the tests) that made it.
     pub calls: Vec<String>,
-    /// The processes and threads that made it (`main / MainThread`, `Process-1 / MainThread`).
+    /// The processes and threads that made it (`main / MainThread`, `Process-1 / MainThread`),
+    /// sorted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub places: Vec<String>,
     /// Launched after a value was assumed (the first such value's line): its arguments may

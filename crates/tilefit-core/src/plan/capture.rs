@@ -60,7 +60,7 @@ pub struct PlannedLaunch {
     pub unsupported: Option<String>,
     /// A kernel `torch.compile` generated: Inductor's part.
     pub inductor: Option<InductorKernel>,
-    /// The processes and threads that made it (`main / MainThread`), in first-launched order.
+    /// The processes and threads that made it (`main / MainThread`), sorted.
     pub places: Vec<String>,
     /// The first value assumed before it was launched, where one was.
     pub assumed: Option<Site>,
@@ -230,6 +230,11 @@ pub fn plan(records: &Records) -> Planned {
             merged_index.insert(key, merged.len());
             merged.push((launch, count));
         }
+    }
+    // Which worker of a pool made a launch is the scheduler's choice: the places are listed in
+    // order, so two runs list them alike.
+    for (launch, _) in &mut merged {
+        launch.places.sort();
     }
     planned.launches = merged;
     planned
