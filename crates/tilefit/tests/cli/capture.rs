@@ -254,53 +254,6 @@ fn launches_through_jit_heuristics_and_pruned_autotune_are_captured_and_judged()
 }
 
 #[test]
-fn a_value_read_on_the_host_is_assumed_at_its_line_and_the_launch_after_it_is_marked() {
-    // `int(x.sum().item())` of random numbers drawn on the device: the CPU draws other numbers,
-    // so the value is an assumption, declared at its line, and the launch it feeds is marked.
-    let (run, report) = capture(&fixture("kernels.py"), "h100", &[], &[]);
-    assert_eq!(run.code, 0, "{}", run.stderr);
-    let h100 = target(&report, "h100");
-    assert!(
-        h100.get("stopped")
-            .is_none_or(|s| s.as_array().unwrap().is_empty()),
-        "{h100}"
-    );
-    let source = std::fs::read_to_string(fixture("kernels.py")).unwrap();
-    let line = source
-        .lines()
-        .position(|l| l.contains("total = int("))
-        .unwrap()
-        + 1;
-    let assumed = &h100["assumptions"][0];
-    assert_eq!(assumed["line"], line, "{h100}");
-    assert_eq!(assumed["call"], "reads a value on the host");
-    assert!(
-        assumed["what"]
-            .as_str()
-            .unwrap()
-            .contains("random numbers drawn on the device"),
-        "{assumed}"
-    );
-    // The launch in the call ran with the value, marked; the one after the call is not.
-    let copies = launches(&report, "h100", "copy");
-    assert_eq!(copies.len(), 3, "{h100}");
-    let marked: Vec<&Value> = copies
-        .iter()
-        .filter(|l| l.get("assumed").is_some())
-        .copied()
-        .collect();
-    assert_eq!(marked.len(), 1, "{h100}");
-    assert_eq!(marked[0]["assumed"]["line"], line);
-    assert_eq!(h100["calls"], 2);
-    assert!(
-        run.stdout
-            .contains(&format!("(after an assumed value at kernels.py:{line})")),
-        "{}",
-        run.stdout
-    );
-}
-
-#[test]
 fn a_stop_the_script_does_not_catch_ends_it_and_fails_the_target() {
     // `torch.unique` of a kernel's output ends the script: the launch after it was never run, so
     // the run is not a pass, although every launch it did make fits.
