@@ -132,10 +132,12 @@ def compare(real_file, capture_file, device):
         for index in launch["compiles"]:
             c = target["compiles"][index]
             result = c.get("result") or {}
+            # The options the compile used: the launch's, and the defaults it left to Triton.
+            options = {**(result.get("config") or {}), **c["options"]}
             key = _key(
                 c["kernel"]["function"],
                 c["constexprs"],
-                c["options"],
+                options,
                 result.get("divisible_by_16", []),
             )
             for test in launch["calls"]:
