@@ -44,6 +44,14 @@ class Recorder:
 
     def __init__(self, device):
         self.device = device
+        self._next_group = 0
+        self.current_call = None
+        self.process_name = "main"
+        self.process_kind = "main"
+        self._clear()
+
+    def _clear(self):
+        """No records yet: a new run's, or a forked child's own from its fork on."""
         self.launches = []
         self.stopped = []
         self.errors = []
@@ -54,10 +62,6 @@ class Recorder:
         self.exit = None
         self.calls = 0
         self._local = threading.local()
-        self._next_group = 0
-        self.current_call = None
-        self.process_name = "main"
-        self.process_kind = "main"
         self.lock = threading.Lock()
 
     # The autotuned launch in progress, and how deep a benchmark call is: per thread, so two
@@ -126,19 +130,8 @@ class Recorder:
         from here is its own; what the parent recorded before the fork is the parent's)."""
         self.process_name = name
         self.process_kind = kind
-        if not forked:
-            return
-        self.launches = []
-        self.stopped = []
-        self.errors = []
-        self.tests = []
-        self.checks = []
-        self.assumptions = []
-        self.scopes = {}
-        self.exit = None
-        self.calls = 0
-        self._local = threading.local()
-        self.lock = threading.Lock()
+        if forked:
+            self._clear()
 
     def raised(self, error, thread=None):
         """Record an error that ended the script, a thread or a child process: a stop (it ended
