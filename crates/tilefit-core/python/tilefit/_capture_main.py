@@ -75,7 +75,7 @@ def main(argv):
     _processes.child_environment(
         device_file, os.path.abspath(out) + ".d", _capture.USER_ROOTS, scratch
     )
-    _processes.install(recorder, emulation, emulation.mode, out=os.path.abspath(out))
+    _processes.install(recorder, emulation, out=os.path.abspath(out))
     try:
         if module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)

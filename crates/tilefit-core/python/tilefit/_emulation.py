@@ -34,11 +34,6 @@ def installed():
     return _INSTALLED
 
 
-def installed_mode():
-    """The FakeTensor mode of this process's emulation, or None."""
-    return _INSTALLED.mode if _INSTALLED is not None else None
-
-
 #: What ``torch.version.hip`` reads under a HIP target: HIP's version is not a property of the
 #: device, so it is not given as one; code that only asks whether it is set works.
 HIP_VERSION = "tilefit-emulated"

@@ -96,9 +96,8 @@ class _Run:
     """This process's part of the run: its recorder, where its records go, and whether they were
     written (a process writes once, at its end)."""
 
-    def __init__(self, recorder, emulation, mode, out):
+    def __init__(self, recorder, out):
         self.recorder = recorder
-        self.emulation = mode
         self.out = out
         self.pid = os.getpid()
         self.written = False
@@ -357,6 +356,20 @@ def _start_method(process):
     return multiprocessing.get_start_method(allow_none=True) or "fork"
 
 
+def _recording(recorder, fn):
+    """``fn``, with the error that ends it recorded before it goes on (to a child's bootstrap,
+    which prints it and exits 1, or to torch's rank wrapper, which hands it to the parent)."""
+
+    def recorded(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except Exception as error:
+            recorder.raised(error)
+            raise
+
+    return recorded
+
+
 def _install_multiprocessing(recorder):
     """A ``multiprocessing`` child names itself, records its errors and writes its records at the
     end of its bootstrap (a forked child leaves with ``os._exit``, which runs no exit handler)."""
@@ -369,16 +382,7 @@ def _install_multiprocessing(recorder):
     def _bootstrap(self, *args, **kwargs):
         recorder.become_child(self.name, _start_method(self), forked=False)
         _mark(recorder.process_name, recorder.process_kind)
-        run = self.run
-
-        def recorded_run():
-            try:
-                return run()
-            except Exception as error:
-                recorder.raised(error)
-                raise
-
-        self.run = recorded_run
+        self.run = _recording(recorder, self.run)
         code = 1
         try:
             code = real(self, *args, **kwargs)
@@ -406,14 +410,7 @@ def _install_torch_spawn(recorder):
         return
 
     def _wrap(fn, i, args, error_file):
-        def recorded(*a):
-            try:
-                return fn(*a)
-            except Exception as error:
-                recorder.raised(error)
-                raise
-
-        return real(recorded, i, args, error_file)
+        return real(_recording(recorder, fn), i, args, error_file)
 
     _wrap._tilefit = True
     _wrap.__module__ = real.__module__
@@ -463,12 +460,13 @@ def _after_fork_in_child():
     _on_terminate(run.recorder)
 
 
-def install(recorder, emulation, mode, out=None):
-    """Record every thread and child process of this process's run into ``recorder`` (the main
-    process writes to ``out`` at exit; a child, into the children folder)."""
+def install(recorder, emulation, out=None):
+    """Record every thread and child process of this process's run into ``recorder``, each thread
+    in ``emulation``'s FakeTensor mode (the main process writes to ``out`` at exit; a child, into
+    the children folder)."""
     global _RUN
-    _RUN = _Run(recorder, emulation, mode, out)
-    _install_threads(recorder, mode)
+    _RUN = _Run(recorder, out)
+    _install_threads(recorder, emulation.mode)
     _install_multiprocessing(recorder)
     _install_subprocess()
     _install_torch_spawn(recorder)
@@ -528,7 +526,7 @@ def start_child():
     _capture.USER_ROOTS.extend(r for r in roots.split(os.pathsep) if r)
     recorder.become_child("python", "subprocess", forked=False)
     recorder.begin_call(os.environ.get(ENV_CALL) or "child process")
-    install(recorder, emulation, _emulation.installed_mode())
+    install(recorder, emulation)
     _on_terminate(recorder)
     if _SERVER in _command():
         recorder.become_child("forkserver", "forkserver", forked=False)

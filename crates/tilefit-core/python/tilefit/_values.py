@@ -215,7 +215,10 @@ def _on_cpu(func, args, kwargs, out):
     for leaf in leaves:
         if isinstance(leaf, torch.Tensor):
             shadow = _shadow_of(leaf)
-            if shadow is None and metadata_only and leaf.numel() <= LIMIT:
+            unread = metadata_only or id(leaf) in overwritten
+            if shadow is None and unread and leaf.numel() <= LIMIT:
+                # The op never reads its data (a `*_like` factory), or overwrites all of it
+                # (`fill_`, `copy_`): any data of its shape stands for it.
                 shadow = _Shadow(
                     torch.empty_strided(
                         leaf.shape, leaf.stride(), dtype=leaf.dtype, device="cpu"
@@ -223,15 +226,8 @@ def _on_cpu(func, args, kwargs, out):
                     True,
                     None,
                 )
-            if shadow is None and id(leaf) in overwritten and leaf.numel() <= LIMIT:
-                shadow = _Shadow(
-                    torch.empty_strided(
-                        leaf.shape, leaf.stride(), dtype=leaf.dtype, device="cpu"
-                    ),
-                    True,
-                    None,
-                )
-                _attach(leaf, shadow)
+                if id(leaf) in overwritten:
+                    _attach(leaf, shadow)
             if shadow is None:
                 return None
             if not shadow.exact:
@@ -283,12 +279,13 @@ def seed_device(seed):
     _SEEDS["device"] = generator.get_state()
 
 
-def _small(values):
+def _small(values, limit=LIMIT):
+    """Whether every tensor among ``values`` has at most ``limit`` elements."""
     import torch
     from torch.utils import _pytree as pytree
 
     return all(
-        leaf.numel() <= LIMIT
+        leaf.numel() <= limit
         for leaf in pytree.tree_leaves(values)
         if isinstance(leaf, torch.Tensor)
     )
@@ -317,7 +314,7 @@ def _follow(func, args, kwargs, out):
         and _device_of(func, args, kwargs, out) == "cpu"
     ):
         # The CPU's generator must advance as in the real run, shadow or not.
-        wanted = wanted or _small_enough_to_draw(out)
+        wanted = wanted or _small(out, RANDOM_LIMIT)
     if wanted:
         try:
             result = _on_cpu(func, args, kwargs, out)
@@ -349,17 +346,6 @@ def _follow(func, args, kwargs, out):
             and real.numel() <= LIMIT
         ):
             _attach(fake, _Shadow(real, exact, why))
-
-
-def _small_enough_to_draw(out):
-    import torch
-    from torch.utils import _pytree as pytree
-
-    return all(
-        leaf.numel() <= RANDOM_LIMIT
-        for leaf in pytree.tree_leaves(out)
-        if isinstance(leaf, torch.Tensor)
-    )
 
 
 @functools.lru_cache(maxsize=256)
