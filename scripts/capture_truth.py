@@ -18,6 +18,36 @@ import runpy
 import sys
 
 
+def compiled(key, fn, compile):
+    """What `jit_post_compile_hook` tells of one compile: the kernel, its constexprs, options and
+    16-divisible arguments, and the compiled kernel's `metadata.shared`."""
+    jit = fn.jit_function
+    cache = jit.device_caches[compile["device"]][0]
+    kernel = cache.get(key)
+    if hasattr(kernel, "result"):
+        kernel = kernel.result()
+    params = list(jit.params)
+    constexprs = {}
+    for path, value in compile["constants"].items():
+        param = params[path[0]]
+        if param.is_constexpr:
+            constexprs[param.name] = value if isinstance(value, (bool, int, float, str, type(None))) else repr_(value)
+    divisible = sorted(params[path[0]].name for path, attrs in compile["configs"][0].items()
+                       if ["tt.divisibility", 16] in [list(a) for a in attrs])
+    return {
+        "kernel": jit.fn.__name__,
+        "file": os.path.abspath(jit.fn.__code__.co_filename),
+        "constexprs": constexprs,
+        "options": {"num_warps": compile["num_warps"], "num_stages": compile["num_stages"]},
+        "divisible_by_16": divisible,
+        "shared_bytes": kernel.metadata.shared,
+    }
+
+
+def repr_(value):
+    return f"tl.{value}" if "dtype" in type(value).__name__ else repr(value)
+
+
 def record(out, script, args):
     import triton
     from triton import knobs
@@ -26,31 +56,8 @@ def record(out, script, args):
     launches = {}
 
     def post_compile(key, repr, fn, compile, is_manual_warmup, already_compiled):
-        jit = fn.jit_function
-        cache = jit.device_caches[compile["device"]][0]
-        kernel = cache.get(key)
-        if hasattr(kernel, "result"):
-            kernel = kernel.result()
-        params = list(jit.params)
-        constexprs = {}
-        for path, value in compile["constants"].items():
-            param = params[path[0]]
-            if param.is_constexpr:
-                constexprs[param.name] = value if isinstance(value, (bool, int, float, str, type(None))) else repr_(value)
-        divisible = sorted(params[path[0]].name for path, attrs in compile["configs"][0].items()
-                           if ["tt.divisibility", 16] in [list(a) for a in attrs])
-        compiles.append({
-            "kernel": jit.fn.__name__,
-            "file": os.path.abspath(jit.fn.__code__.co_filename),
-            "constexprs": constexprs,
-            "options": {"num_warps": compile["num_warps"], "num_stages": compile["num_stages"]},
-            "divisible_by_16": divisible,
-            "shared_bytes": kernel.metadata.shared,
-        })
+        compiles.append(compiled(key, fn, compile))
         return None
-
-    def repr_(value):
-        return f"tl.{value}" if "dtype" in type(value).__name__ else repr(value)
 
     def launch_enter(metadata):
         name = metadata.get()["name"] if hasattr(metadata, "get") else str(metadata)

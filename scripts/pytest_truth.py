@@ -16,45 +16,13 @@ import json
 import os
 import sys
 
+from capture_truth import _dtype_name, compiled
+
 _STATE = {"test": None, "compiles": [], "tests": {}}
 
 
-def _repr(value):
-    if isinstance(value, (bool, int, float, str, type(None))):
-        return value
-    return f"tl.{value}" if "dtype" in type(value).__name__ else repr(value)
-
-
 def _post_compile(key, repr, fn, compile, is_manual_warmup, already_compiled):
-    jit = fn.jit_function
-    cache = jit.device_caches[compile["device"]][0]
-    kernel = cache.get(key)
-    if hasattr(kernel, "result"):
-        kernel = kernel.result()
-    params = list(jit.params)
-    constexprs = {}
-    for path, value in compile["constants"].items():
-        param = params[path[0]]
-        if param.is_constexpr:
-            constexprs[param.name] = _repr(value)
-    divisible = sorted(
-        params[path[0]].name
-        for path, attrs in compile["configs"][0].items()
-        if ["tt.divisibility", 16] in [list(a) for a in attrs]
-    )
-    _STATE["compiles"].append(
-        {
-            "test": _STATE["test"],
-            "kernel": jit.fn.__name__,
-            "constexprs": constexprs,
-            "options": {
-                "num_warps": compile["num_warps"],
-                "num_stages": compile["num_stages"],
-            },
-            "divisible_by_16": divisible,
-            "shared_bytes": kernel.metadata.shared,
-        }
-    )
+    _STATE["compiles"].append({"test": _STATE["test"], **compiled(key, fn, compile)})
 
 
 def pytest_configure(config):
@@ -89,22 +57,6 @@ def pytest_sessionfinish(session, exitstatus):
             f,
             indent=1,
         )
-
-
-def _dtype_name(value):
-    """A `tl` dtype by Triton's own short name (the hook prints `tl.bf16`, the capture
-    `tl.bfloat16`: the same dtype)."""
-    if not (isinstance(value, str) and value.startswith("tl.")):
-        return value
-    import triton.language as tl
-
-    named = getattr(tl, value[3:], None)
-    if isinstance(named, tl.dtype):
-        return f"tl.{named}"
-    try:
-        return f"tl.{tl.dtype(value[3:])}"
-    except (ValueError, AssertionError, TypeError):
-        return value
 
 
 def _key(kernel, constexprs, options, divisible):
