@@ -357,6 +357,16 @@ pub struct CaptureArgs {
     /// judged) is reported, not a failure (by default it fails: `stopped-early`).
     #[arg(long)]
     pub allow_stopped: bool,
+    /// Run only shard K of N (`2/3`): a test suite's share of every target's tests (a script's
+    /// share of the targets), written to `--json` for `tilefit merge`. `auto` reads a Kubernetes
+    /// Indexed Job's `JOB_COMPLETION_INDEX` (with `TILEFIT_SHARD_COUNT`) or a Slurm array's
+    /// `SLURM_ARRAY_TASK_ID`.
+    #[arg(long, value_name = "K/N|auto")]
+    pub shard: Option<String>,
+    /// Also write the run as JUnit XML to FILE: one case per test and target (a script's run:
+    /// one per target), failing with the kernel, the bytes, the budget and the fix.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Run this worker script instead of the embedded one (testing only).
@@ -398,6 +408,9 @@ pub struct MergeArgs {
     /// Write the recommended config per arch as JSON an engine can load (as `probe` does).
     #[arg(long, value_name = "FILE")]
     pub emit_configs: Option<PathBuf>,
+    /// For capture shards: also write the merged run as JUnit XML to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
 }
 
 /// `tilefit toolchain`.

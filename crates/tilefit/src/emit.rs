@@ -450,7 +450,12 @@ pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u
 pub fn finish_capture(
     report: &tilefit_core::model::capture::CaptureReport,
     args: &OutputArgs,
+    junit: Option<&Path>,
 ) -> anyhow::Result<u8> {
+    if let Some(path) = junit {
+        let text = tilefit_core::render::Exporter::export(&tilefit_core::render::Junit, report);
+        std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    }
     let mut output = args.clone();
     if output.fail_on.is_empty() {
         output.fail_on = vec![

@@ -26,6 +26,11 @@ from tilefit import _emulation, _jit, _scope, _values, _writes
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
 
+#: Under pytest: which of the suite's tests this process runs (``OFFSET,SHARDS,SHARD,PARTS,PART``,
+#: tilefit's ``parts::Selection``), and the file its progress goes to; None for the whole suite.
+TESTS = None
+PROGRESS = None
+
 #: Backend-independent keys a launch passes that are not compile options.
 _NOT_OPTIONS = {"grid", "warmup", "debug", "instrumentation_mode"}
 

@@ -57,6 +57,12 @@ def main(argv):
     )
     _system.install_libraries(device)
     os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
+    # The tests of a suite this process runs, and where its progress goes (a split run): read
+    # once here, so the script's own child processes never see them.
+    _capture.TESTS = os.environ.pop("TILEFIT_CAPTURE_TESTS", None)
+    _capture.PROGRESS = os.environ.pop("TILEFIT_CAPTURE_PROGRESS", None)
+    if module == "pytest" and _capture.TESTS is not None:
+        args = _with_plugin(args)
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
     _inductor.install(recorder, emulation)
@@ -103,6 +109,22 @@ def main(argv):
     # say they are not whole; os._exit leaves no records at all).
     recorder.exit = code
     return code
+
+
+def _with_plugin(args):
+    """pytest's arguments with tilefit's plugin loaded (it splits the suite's tests between the
+    processes of the run): by its entry point where the package is installed, else by name."""
+    from importlib import metadata
+
+    if "tilefit.pytest_plugin" in args:
+        return args
+    try:
+        points = metadata.entry_points(group="pytest11")
+    except Exception:  # noqa: BLE001 (a broken distribution's metadata: load the plugin by name)
+        points = ()
+    if any(p.value == "tilefit.pytest_plugin" for p in points):
+        return args
+    return ["-p", "tilefit.pytest_plugin", *args]
 
 
 if __name__ == "__main__":

@@ -50,6 +50,19 @@ def pytest_addoption(parser):
         "(tilefit's names: rtx-pro-6000, gb10, h100, mi300x, sm_120)",
     )
     group.addoption(
+        "--tilefit-shard",
+        default=None,
+        help="with --tilefit-emulate: run only shard K of N of every device's tests (`2/3`, or "
+        "`auto` from a Kubernetes Indexed Job or a Slurm array); needs --tilefit-json, and "
+        "`tilefit merge` puts the shards together",
+    )
+    group.addoption(
+        "--tilefit-json",
+        default=None,
+        help="with --tilefit-emulate: write the capture's report (a shard's, with --tilefit-shard) "
+        "as JSON to this file",
+    )
+    group.addoption(
         "--tilefit-report-only",
         action="store_true",
         default=False,
@@ -107,20 +120,61 @@ def _emulated():
     return _capture.installed()
 
 
-def _without_emulate(args):
-    """The session's arguments without ``--tilefit-emulate`` (either spelling)."""
-    out, skip = [], False
+#: Options of this session that are not the children's: tilefit's own, and those it takes over
+#: (pytest-xdist's workers: tilefit spreads the tests itself; JUnit: tilefit writes one for every
+#: device), each with whether it takes a value.
+_NOT_THE_CHILDRENS = {
+    "--tilefit-emulate": True,
+    "--tilefit-shard": True,
+    "--tilefit-json": True,
+    "-n": True,
+    "--numprocesses": True,
+    "--dist": True,
+    "--junitxml": True,
+    "--junit-xml": True,
+}
+
+
+def _split_args(args):
+    """The session's arguments for the children (without the options above), and the values of
+    those options (the last given of each)."""
+    out, taken, pending = [], {}, None
     for arg in args:
-        if skip:
-            skip = False
+        if pending is not None:
+            taken[pending] = arg
+            pending = None
             continue
-        if arg == "--tilefit-emulate":
-            skip = True
+        name, eq, value = arg.partition("=")
+        if name in _NOT_THE_CHILDRENS:
+            if eq:
+                taken[name] = value
+            else:
+                pending = name
             continue
-        if arg.startswith("--tilefit-emulate="):
+        if arg.startswith("-n") and arg[2:].isdigit():
+            taken["-n"] = arg[2:]
             continue
         out.append(arg)
-    return out
+    return out, taken
+
+
+def _tilefit_options(taken, invocation_dir):
+    """tilefit capture's options from the session's: workers (``-n``), the shard, the JSON and
+    JUnit files (their paths from where pytest was run)."""
+    options = []
+    workers = taken.get("-n") or taken.get("--numprocesses")
+    if workers and workers.isdigit():
+        options += ["--jobs", workers]
+    if taken.get("--tilefit-shard"):
+        options += ["--shard", taken["--tilefit-shard"]]
+    for flag, ours in (
+        ("--tilefit-json", "--json"),
+        ("--junitxml", "--junit"),
+        ("--junit-xml", "--junit"),
+    ):
+        if taken.get(flag):
+            options += [ours, os.path.join(str(invocation_dir), taken[flag])]
+    return options
 
 
 def pytest_cmdline_main(config):
@@ -132,48 +186,157 @@ def pytest_cmdline_main(config):
     import sys
 
     binary = _binary(config)
-    folder = tempfile.mkdtemp(prefix="tilefit-pytest-emulate-")
-    try:
-        report = os.path.join(folder, "capture.json")
-        command = [
-            binary,
-            "capture",
-            "--module",
-            "pytest",
-            "--targets",
-            devices,
-            "--json",
-            report,
-            "--python",
-            sys.executable,
-        ]
-        if config.getoption("--tilefit-report-only"):
-            # Report the devices' misses and the tests that ended early without failing on
-            # them (the capture still fails closed: a suite that did not run is never a pass).
-            command += ["--fail-on", "none", "--allow-stopped"]
-        else:
-            command += ["--fail-on", "baseline,none-fits"]
-        args = _without_emulate(list(config.invocation_params.args))
-        # The children load this plugin too: by its entry point when it is installed, else by name.
-        loaded_by_entry_point = config.pluginmanager.get_plugin("tilefit") is not None
-        plugin = [] if loaded_by_entry_point else ["-p", "tilefit.pytest_plugin"]
-        run = subprocess.run(
-            command + ["--", *plugin, "-p", "no:cacheprovider", *args],
-            cwd=str(config.invocation_params.dir),
-            check=False,
-            capture_output=True,
-            text=True,
+    args, taken = _split_args(list(config.invocation_params.args))
+    options = _tilefit_options(taken, config.invocation_params.dir)
+    command = [
+        binary,
+        "capture",
+        "--module",
+        "pytest",
+        "--targets",
+        devices,
+        "--python",
+        sys.executable,
+        *options,
+    ]
+    if config.getoption("--tilefit-report-only"):
+        # Report the devices' misses and the tests that ended early without failing on
+        # them (the capture still fails closed: a suite that did not run is never a pass).
+        command += ["--fail-on", "none", "--allow-stopped"]
+    else:
+        command += ["--fail-on", "baseline,none-fits"]
+    # The children load this plugin too: by its entry point when it is installed, else by name.
+    loaded_by_entry_point = config.pluginmanager.get_plugin("tilefit") is not None
+    plugin = [] if loaded_by_entry_point else ["-p", "tilefit.pytest_plugin"]
+    print(f"tilefit: the suite run as if on {devices}", flush=True)
+    returncode, stdout, stderr = _run_streaming(
+        command + ["--", *plugin, "-p", "no:cacheprovider", *args],
+        str(config.invocation_params.dir),
+    )
+    print(stdout, end="")
+    if returncode not in (0, 1):
+        print("\n".join(line for line in stderr if not line.startswith("tilefit:")))
+    elif returncode == 1 and stderr and not stderr[-1].startswith("tilefit:"):
+        # The gate's line: why the session fails (tilefit's own lines were shown already).
+        print(stderr[-1])
+    return returncode
+
+
+def _run_streaming(command, cwd):
+    """Run ``tilefit capture``: its own lines (each device's start, its tests done and left,
+    its launches judged) shown as they come; the children's output kept, not shown (the report
+    keeps each device's tail). Returns the status, stdout and stderr's lines."""
+    import sys
+    import threading
+
+    process = subprocess.Popen(
+        command,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        errors="replace",
+    )
+    lines = []
+
+    def follow():
+        for line in process.stderr:
+            line = line.rstrip("\n")
+            lines.append(line)
+            if line.startswith("tilefit:"):
+                print(line, file=sys.stdout, flush=True)
+
+    reader = threading.Thread(target=follow, daemon=True)
+    reader.start()
+    stdout = process.stdout.read()
+    process.wait()
+    reader.join()
+    return process.returncode, stdout, lines
+
+
+class _Selection:
+    """Which of the suite's tests this process runs (``TILEFIT_CAPTURE_TESTS``: tilefit's
+    ``parts::Selection``): test ``i`` of the suite as collected belongs to shard
+    ``(i + offset) % shards`` and, within it, to part ``((i + offset) // shards) % parts``."""
+
+    def __init__(self, text):
+        self.offset, self.shards, self.shard, self.parts, self.part = (
+            int(n) for n in text.split(",")
         )
-        print(f"tilefit: the suite run as if on {devices}, one process per device")
-        print(run.stdout, end="")
-        if run.returncode not in (0, 1):
-            print(run.stderr.strip())
-        elif run.returncode == 1 and run.stderr.strip():
-            # The gate's line: why the session fails.
-            print(run.stderr.strip().splitlines()[-1])
-        return run.returncode
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+
+    def keeps(self, index):
+        at = index + self.offset
+        return (
+            at % self.shards == self.shard
+            and (at // self.shards) % self.parts == self.part
+        )
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    """Under emulation: every test gets its index in the suite (the same in every process of a
+    split run), and a split run keeps only its share (the rest deselected, as ``-k`` does)."""
+    if _emulated() is None:
+        return
+    from tilefit import _capture
+
+    for index, item in enumerate(items):
+        item._tilefit_index = index
+    config._tilefit_collected = len(items)
+    if _capture.TESTS is None:
+        _progress(0, len(items))
+        return
+    selection = _Selection(_capture.TESTS)
+    keep = [item for i, item in enumerate(items) if selection.keeps(i)]
+    dropped = [item for i, item in enumerate(items) if not selection.keeps(i)]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
+    config._tilefit_selected = len(keep)
+    _progress(0, len(keep))
+
+
+def _progress(done, total):
+    """Tests done and selected, for tilefit's progress line (replaced whole: never read half)."""
+    from tilefit import _capture
+
+    if not _capture.PROGRESS:
+        return
+    partial = f"{_capture.PROGRESS}.{os.getpid()}"
+    try:
+        with open(partial, "w", encoding="utf-8") as f:
+            f.write(f"{done} {total}\n")
+        os.replace(partial, _capture.PROGRESS)
+    except OSError:
+        pass
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    if _emulated() is None:
+        return
+    from tilefit import _capture
+
+    _capture.DONE = getattr(_capture, "DONE", 0) + 1
+    _progress(_capture.DONE, getattr(_capture, "SELECTED_TOTAL", 0))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    if _emulated() is None:
+        return
+    from tilefit import _capture
+
+    _capture.SELECTED_TOTAL = len(session.items)
+
+
+def _emulated_sessionfinish(session):
+    """A process of a split run whose share of a suite is empty ran nothing, as it should:
+    pytest's status 5 (no tests) is then 0. A suite with no tests at all keeps its 5."""
+    if _emulated() is None:
+        return
+    collected = getattr(session.config, "_tilefit_collected", 0)
+    if session.exitstatus == 5 and collected > 0:
+        session.exitstatus = 0
 
 
 def pytest_runtest_protocol(item, nextitem):
@@ -218,6 +381,9 @@ def _emulated_report(item, call, report):
     )
     from tilefit import _emulation
 
+    item._tilefit_seconds = getattr(item, "_tilefit_seconds", 0.0) + (
+        report.duration or 0.0
+    )
     if not (report.when == "call" or report.failed):
         return
     nodeid = item.nodeid
@@ -260,6 +426,7 @@ def _emulated_report(item, call, report):
         else:
             outcome = "passed" if report.passed else report.outcome
     checks, assumptions, stops = _counts(recorder, nodeid)
+    path, line = item.location[0], item.location[1]
     recorder.tests.append(
         {
             "nodeid": nodeid,
@@ -268,6 +435,10 @@ def _emulated_report(item, call, report):
             "checks": checks,
             "assumptions": assumptions,
             "stops": stops,
+            "index": getattr(item, "_tilefit_index", None),
+            "file": path,
+            "line": None if line is None else line + 1,
+            "seconds": round(getattr(item, "_tilefit_seconds", 0.0), 3),
         }
     )
 
@@ -340,6 +511,7 @@ def _fail(session, state, why):
 
 
 def pytest_sessionfinish(session, exitstatus):
+    _emulated_sessionfinish(session)
     state = getattr(session.config, _STATE, None)
     if state is None:
         return

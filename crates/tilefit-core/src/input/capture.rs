@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::untrusted::{self, UntrustedError};
 
 /// The records of one target's run.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Records {
     /// Python, torch and Triton versions of the run.
     #[serde(default)]
@@ -54,7 +54,7 @@ pub struct Records {
 }
 
 /// One test of a suite run under emulation (`pytest --tilefit-emulate`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TestOutcome {
     /// The test's node id.
     pub nodeid: String,
@@ -72,6 +72,18 @@ pub struct TestOutcome {
     /// Its stops (caught, or the one that ended it).
     #[serde(default)]
     pub stops: u64,
+    /// Its index in the suite as pytest collected it (the same in every part of a split run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// The file that defines it, relative to where pytest ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    /// The line of its definition.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// Seconds its set-up, call and tear-down took under emulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<f64>,
 }
 
 /// A value host code read that emulation does not have: a check's (passed over, not checked)
@@ -255,7 +267,7 @@ pub struct InductorChoices {
 
 /// A launch's Inductor part: the kernel, and the bytes Inductor's own compile of this config
 /// for the emulated arch reported (a cross-check of tilefit's compile).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct InductorLaunch {
     /// The kernel.
     #[serde(flatten)]
@@ -285,7 +297,7 @@ pub struct InductorRescale {
 }
 
 /// One launch.
-#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Launch {
     /// The kernel.
     pub kernel: CapturedKernel,
@@ -420,7 +432,19 @@ impl crate::hint::Hint for RecordsError {
 /// Read one run's records. A scope file whose text is not the digest it is filed under is an
 /// error naming it; a launch naming a scope the records do not hold cannot be compiled, and says so.
 pub fn read(path: &Path) -> Result<Records, RecordsError> {
-    let value = untrusted::read_json(path)?;
+    of_value(untrusted::read_json(path)?, path)
+}
+
+impl Records {
+    /// No records.
+    pub fn empty() -> Records {
+        serde_json::from_value(serde_json::json!({})).expect("every field has a default")
+    }
+}
+
+/// Records from a JSON value already read from `path` (a records file, or a shard report's
+/// records of a target), checked as [`read`] checks a file.
+pub fn of_value(value: Value, path: &Path) -> Result<Records, RecordsError> {
     let mut records: Records = serde_json::from_value(value).map_err(|e| RecordsError::Shape {
         path: path.display().to_string(),
         detail: e.to_string(),

@@ -151,15 +151,23 @@ fn process_failure(target: &TargetCapture) -> Option<TargetFailure> {
         ),
         _ => return None,
     };
-    Some(TargetFailure { code, message })
+    Some(TargetFailure {
+        code,
+        message,
+        call: None,
+    })
 }
 
 /// The stops that ended the script, a thread or a test (unless `allow_stopped`), and the child
 /// processes whose records cannot be had.
 fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure> {
     let mut failures = Vec::new();
-    let mut fail = |code: FailureCode, message: String| {
-        failures.push(TargetFailure { code, message });
+    let mut fail = |code: FailureCode, message: String, call: Option<&String>| {
+        failures.push(TargetFailure {
+            code,
+            message,
+            call: call.cloned(),
+        });
     };
     for stop in target
         .stopped
@@ -180,6 +188,7 @@ fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure
                 },
                 stop.reason
             ),
+            stop.call.as_ref(),
         );
     }
     for child in &target.children {
@@ -193,6 +202,7 @@ fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure
             fail(
                 FailureCode::Child,
                 format!("{name}: {why}; its launches are not judged"),
+                None,
             );
         }
     }
@@ -219,12 +229,16 @@ pub fn target_failures(
     let process = process_failure(target).filter(|_| !raised);
     let explained = process.is_some();
     let mut failures: Vec<TargetFailure> = process.into_iter().collect();
-    let mut fail = |code: FailureCode, message: String| {
-        failures.push(TargetFailure { code, message });
+    let mut fail = |code: FailureCode, message: String, call: Option<&String>| {
+        failures.push(TargetFailure {
+            code,
+            message,
+            call: call.cloned(),
+        });
     };
     // No records after a crash, a signal or a timeout: the process's line explains it.
     if let Some(why) = target.failure.as_ref().filter(|_| !explained) {
-        fail(FailureCode::Records, format!("no records: {why}"));
+        fail(FailureCode::Records, format!("no records: {why}"), None);
     }
     for error in target
         .errors
@@ -242,15 +256,22 @@ pub fn target_failures(
                 who(error.process.as_deref(), error.thread.as_deref()),
                 error.error
             ),
+            error.call.as_ref(),
         );
     }
-    for failure in ended_early(target, allow_stopped) {
-        fail(failure.code, failure.message);
-    }
+    failures.extend(ended_early(target, allow_stopped));
+    let mut fail = |code: FailureCode, message: String, call: Option<&String>| {
+        failures.push(TargetFailure {
+            code,
+            message,
+            call: call.cloned(),
+        });
+    };
     for test in target.tests.iter().filter(|t| t.outcome == "failed") {
         fail(
             FailureCode::TestFailed,
             format!("test {} failed (not an emulation limit)", test.nodeid),
+            Some(&test.nodeid),
         );
     }
     for launch in &target.launches {
@@ -265,6 +286,7 @@ pub fn target_failures(
                         .as_deref()
                         .unwrap_or("a compile gave no result")
                 ),
+                launch.calls.first(),
             ),
             LaunchVerdict::CompileError => {
                 let reasons: Vec<&str> = launch
@@ -289,6 +311,7 @@ pub fn target_failures(
                         launch.compiles.len(),
                         reasons.first().copied().unwrap_or("a compile error")
                     ),
+                    launch.calls.first(),
                 );
             }
             _ => {}
@@ -299,6 +322,7 @@ pub fn target_failures(
         fail(
             FailureCode::Empty,
             "nothing was launched: the script made no kernel launch (pass --allow-empty if that is expected)".to_owned(),
+            None,
         );
     }
     failures
@@ -396,20 +420,36 @@ impl CaptureReport {
                         ))
                     })
                     .collect();
+                // Under pytest, the first test that made it: its annotation goes on the test.
+                let tests: Vec<&crate::input::capture::TestOutcome> = launch
+                    .calls
+                    .iter()
+                    .filter_map(|c| target.tests.iter().find(|t| &t.nodeid == c))
+                    .collect();
+                let test_site = tests.first().and_then(|t| Some((t.file.clone()?, t.line?)));
+                let in_tests = match tests.as_slice() {
+                    [] => String::new(),
+                    [one] => format!(" (in {})", one.nodeid),
+                    [one, rest @ ..] => {
+                        format!(" (in {} and {} more tests)", one.nodeid, rest.len())
+                    }
+                };
+                let detail = if launch.verdict == LaunchVerdict::NoneFits {
+                    format!(
+                        "none of the {} configs it would try fits",
+                        launch.compiles.len()
+                    )
+                } else {
+                    over.join(", ")
+                };
                 found.push(Miss {
                     subject: launch_text(launch),
                     key: key_of(launch),
                     device: target.device.device.clone(),
-                    detail: if launch.verdict == LaunchVerdict::NoneFits {
-                        format!(
-                            "none of the {} configs it would try fits",
-                            launch.compiles.len()
-                        )
-                    } else {
-                        over.join(", ")
-                    },
+                    detail: format!("{detail}{in_tests}"),
                     entry: None,
-                    site: launch.caller.as_ref().map(|s| (s.file.clone(), s.line)),
+                    site: test_site
+                        .or_else(|| launch.caller.as_ref().map(|s| (s.file.clone(), s.line))),
                     kernel_site: Some((launch.kernel.file.clone(), launch.kernel.line)),
                 });
             }

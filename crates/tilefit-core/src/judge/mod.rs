@@ -6,6 +6,7 @@
 //! itself (`gate`: rules, baseline, shipped configs, findings with their file and line).
 
 pub mod capture;
+pub mod capture_tests;
 pub mod diff;
 pub mod findings;
 pub mod gate;

@@ -44,6 +44,16 @@ pub struct CaptureReport {
     /// was compiled, and from reports saved before it was recorded).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub workers: Option<crate::compile::WorkersUsed>,
+    /// The shard of the run this report is (`--shard K/N`): its targets' records are kept for
+    /// `tilefit merge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::plan::shard::Shard>,
+    /// `--allow-empty`: a target with no launch passed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_empty: bool,
+    /// `--allow-stopped`: a stop that ended the script or a test early was reported, not failed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_stopped: bool,
 }
 
 /// One target's run.
@@ -93,6 +103,10 @@ pub struct TargetCapture {
     /// `--emit-spec` writes beside the specs).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub scopes: BTreeMap<String, String>,
+    /// In a shard's report: the target's records as its processes wrote them (joined), which
+    /// `tilefit merge` puts together with the other shards' (read as hostile input there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub records: Option<serde_json::Value>,
 }
 
 /// A child process of the run.
@@ -188,6 +202,9 @@ pub struct TargetFailure {
     pub code: FailureCode,
     /// The report's line.
     pub message: String,
+    /// The call it belongs to (under pytest, the test), when it belongs to one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
 }
 
 /// One launch, judged.

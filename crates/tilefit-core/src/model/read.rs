@@ -15,7 +15,7 @@ use crate::model::probe::ProbeReport;
 use crate::model::saved::SavedReport;
 use crate::model::shard::{ReplayShardReport, SHARD_SCHEMA_VERSION, ShardReport};
 
-const SHARD_HINT: &str = "pass the files written by `tilefit probe SPEC --shard K/N --json FILE` (or `tilefit replay ... --shard K/N`), one per shard";
+const SHARD_HINT: &str = "pass the files written by `tilefit probe SPEC --shard K/N --json FILE` (or `tilefit replay ... --shard K/N`, `tilefit capture ... --shard K/N`), one per shard";
 const DIFF_HINT: &str = "pass `tilefit diff OLD.json NEW.json` (two `probe --json` reports) or one `probe --triton A,B --json` matrix";
 
 /// The shards of one sharded run.
@@ -24,6 +24,8 @@ pub enum Shards {
     Probe(Vec<ShardReport>),
     /// A replay's.
     Replay(Vec<ReplayShardReport>),
+    /// A capture's, each with its file.
+    Capture(Vec<(crate::model::capture::CaptureReport, std::path::PathBuf)>),
 }
 
 /// Why a file from elsewhere is not what it was to be.
@@ -60,6 +62,19 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
         let json = untrusted(path, SHARD_HINT)?;
         let written = json.get("kind").and_then(Value::as_str).unwrap_or_default();
         let kind = ReportKind::parse(written);
+        if kind == Some(ReportKind::Capture) && json.get("shard").is_some() {
+            let version = json.get("schema_version").and_then(Value::as_u64);
+            let current = crate::model::capture::CAPTURE_SCHEMA_VERSION;
+            if version != Some(u64::from(current)) {
+                return Err(Hinted::new(
+                    format!("`{shown}` is a capture of schema {version:?}; this tilefit reads schema {current}"),
+                    "make every shard and the merge with the same tilefit",
+                )
+                .into());
+            }
+            read.push((kind, json, path));
+            continue;
+        }
         if !matches!(kind, Some(ReportKind::ProbeShard | ReportKind::ReplayShard)) {
             let kind = written.to_owned();
             return Err(Hinted::new(
@@ -80,9 +95,24 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
         }
         read.push((kind, json, path));
     }
-    let replay = read
-        .first()
-        .is_some_and(|(kind, _, _)| *kind == Some(ReportKind::ReplayShard));
+    let first = read.first().and_then(|(kind, _, _)| *kind);
+    if read.iter().any(|(kind, _, _)| *kind != first) {
+        return Err(Hinted::new(
+            "the files are shards of different kinds of run (probe, replay, capture)",
+            SHARD_HINT,
+        )
+        .into());
+    }
+    if first == Some(ReportKind::Capture) {
+        return read
+            .into_iter()
+            .map(|(_, json, path)| {
+                parse(json, path, "a capture shard", SHARD_HINT).map(|r| (r, path.to_path_buf()))
+            })
+            .collect::<Result<_, _>>()
+            .map(Shards::Capture);
+    }
+    let replay = first == Some(ReportKind::ReplayShard);
     if replay {
         read.into_iter()
             .map(|(_, json, path)| parse(json, path, "a shard", SHARD_HINT))

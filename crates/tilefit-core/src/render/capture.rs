@@ -651,6 +651,9 @@ impl Exporter<CaptureReport> for Markdown {
             for line in text.lines() {
                 let _ = writeln!(out, "{}", md(line));
             }
+            out.push_str(&super::capture_run::failing_tests_markdown(target, &|t| {
+                md(t)
+            }));
         }
         let _ = writeln!(out);
         for line in misses(report) {

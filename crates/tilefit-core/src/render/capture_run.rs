@@ -150,6 +150,40 @@ fn tests(target: &TargetCapture, out: &mut String, prefix: &str) {
     }
 }
 
+/// Under pytest, in Markdown: how many tests pass on the target, and a row per test that fails
+/// (its verdict from `judge::capture_tests`): the first reason, and how many more.
+pub fn failing_tests_markdown(target: &TargetCapture, md: &dyn Fn(&str) -> String) -> String {
+    let verdicts = crate::judge::capture_tests::test_verdicts(target);
+    if verdicts.is_empty() {
+        return String::new();
+    }
+    let failing: Vec<_> = verdicts.iter().filter(|t| !t.failures.is_empty()).collect();
+    let mut out = format!(
+        "\n{} of {} tests pass on {}.\n",
+        verdicts.len() - failing.len(),
+        verdicts.len(),
+        md(&target.device.device)
+    );
+    if !failing.is_empty() {
+        out.push_str("\n| test | fails | why |\n|---|---|---|\n");
+        for test in failing {
+            let first = &test.failures[0];
+            let more = match test.failures.len() - 1 {
+                0 => String::new(),
+                n => format!(" (and {n} more)"),
+            };
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {}{more} |",
+                md(&test.nodeid).replace('`', "'"),
+                first.kind,
+                md(&first.message)
+            );
+        }
+    }
+    out
+}
+
 /// The summary's words for the run's stops (how many the script caught and went on from),
 /// checks passed over and values assumed.
 pub fn summary_counts(targets: &[TargetCapture]) -> String {

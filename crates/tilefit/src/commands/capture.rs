@@ -12,6 +12,7 @@ use crate::session::{self, Session};
 pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     session::capture_conflicts(args)?;
     let targets = fleet::of_names(&args.targets)?;
+    let shard = session::shard(args.shard.as_deref(), args.output.json.as_deref())?;
     let session = Session::new(&args.compile, args.worker_script.clone())?;
     let toolchain = session.toolchain(None)?;
     let progress = &session.progress;
@@ -25,6 +26,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         timeout: std::time::Duration::from_secs(args.script_timeout),
         allow_empty: args.allow_empty,
         allow_stopped: args.allow_stopped,
+        shard,
     };
     let mut echo = crate::progress::ScriptEcho::new(progress);
     let report = capture::capture(
@@ -40,5 +42,5 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     if let Some(dir) = &args.emit_spec {
         emit::emit_specs(&capture::specs(&report)?, dir)?;
     }
-    emit::finish_capture(&report, &args.output)
+    emit::finish_capture(&report, &args.output, args.junit.as_deref())
 }

@@ -6,6 +6,7 @@ mod devices_live;
 mod diff;
 mod explain;
 mod merge;
+mod merge_capture;
 mod merge_replay;
 mod probe;
 mod probe_matrix;
@@ -31,6 +32,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Command::Merge(args) => match tilefit_core::model::read::shards(&args.shards)? {
             tilefit_core::model::read::Shards::Probe(shards) => merge::run(&args, &shards),
             tilefit_core::model::read::Shards::Replay(shards) => merge_replay::run(&args, &shards),
+            tilefit_core::model::read::Shards::Capture(shards) => {
+                merge_capture::run(&args, &shards)
+            }
         },
         Command::Diff(args) => diff::run(&args),
         Command::Verify(args) => verify::run(&args),

@@ -24,7 +24,7 @@ pub fn run(args: &ReportArgs) -> anyhow::Result<u8> {
                 )
                 .into());
             }
-            emit::finish_capture(&report, &args.output)
+            emit::finish_capture(&report, &args.output, None)
         }
         SavedReport::Replay(report) => {
             if args.emit_configs.is_some() {

@@ -14,7 +14,7 @@ pub(super) fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn repo() -> &'static Path {
+pub(super) fn repo() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .and_then(Path::parent)

@@ -60,4 +60,7 @@ pub struct CaptureRun<'a> {
     /// Whether a stop that ended the script (a thread, a test) early passes (`--allow-stopped`):
     /// it is reported, not failed.
     pub allow_stopped: bool,
+    /// Run only this shard of the run (`--shard K/N`): a test suite's share of every target's
+    /// tests, a script's share of the targets.
+    pub shard: Option<crate::plan::shard::Shard>,
 }

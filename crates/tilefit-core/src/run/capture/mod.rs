@@ -9,9 +9,13 @@
 
 mod compiles;
 mod error;
+mod merge;
+pub mod parts;
 mod target;
+mod units;
 
 pub use error::{CaptureError, CaptureRun};
+pub use merge::merge;
 
 use std::collections::BTreeMap;
 
@@ -28,7 +32,12 @@ use crate::run::pipeline::Pipeline;
 use crate::units::counted;
 
 use compiles::judge_target;
-use target::run_target;
+use parts::Selection;
+use target::TargetRecords;
+use units::Unit;
+
+/// How often a target's progress line is printed at most while its tests run.
+const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
 
 pub use super::capture_spec::specs;
 
@@ -54,17 +63,133 @@ fn starting(
     (index, of): (usize, usize),
     target: &TargetDevice,
     emulated: &EmulatedDevice,
+    parts: usize,
 ) -> String {
     let represented = emulated
         .represented_by
         .as_ref()
         .map(|p| format!(", answering as the {p}"))
         .unwrap_or_default();
+    let split = if parts > 1 {
+        format!(", its tests in {parts} processes")
+    } else {
+        String::new()
+    };
     format!(
-        "tilefit: [{}/{of}] running {shown} as if on {} ({}{represented})",
+        "tilefit: [{}/{of}] running {shown} as if on {} ({}{represented}){split}",
         index + 1,
         target.device,
         target.arch
+    )
+}
+
+/// The processes of the run, and each target's among them (by index; none for a target another
+/// shard runs). A pytest run's tests are split: over the shards (each shard runs its share of
+/// every target's tests), then over the processes of this machine (`jobs` at once: a target's
+/// share in as many parts as leave no core idle). A script's run is one process per target; its
+/// shards split the targets.
+fn plan_units(run: &CaptureRun<'_>, jobs: usize) -> (Vec<Unit>, Vec<Vec<usize>>) {
+    let (shard, shards) = run.shard.map_or((0, 1), |s| (s.index - 1, s.count));
+    let split = run.module == Some("pytest");
+    let mine: Vec<usize> = (0..run.targets.len())
+        .filter(|&t| split || t % shards == shard)
+        .collect();
+    let parts = if split {
+        jobs.div_ceil(mine.len().max(1)).max(1)
+    } else {
+        1
+    };
+    let mut units = Vec::new();
+    let mut shares = vec![Vec::new(); run.targets.len()];
+    for &target in &mine {
+        for part in 0..parts {
+            shares[target].push(units.len());
+            units.push(Unit {
+                target,
+                selection: Selection {
+                    offset: target,
+                    shards,
+                    shard,
+                    parts,
+                    part,
+                },
+                split,
+            });
+        }
+    }
+    (units, shares)
+}
+
+/// One target judged from its parts' runs: their records put back into one run's (each part's
+/// joined with its children's already), its compiles on the run's pipeline, its failures; in a
+/// shard, the records kept in the report for `tilefit merge`.
+fn judge_parts(
+    pipeline: &Pipeline<'_>,
+    run: &CaptureRun<'_>,
+    (target, emulated): (&TargetDevice, &EmulatedDevice),
+    parts: Vec<TargetRecords>,
+    on_event: &mut dyn FnMut(Event),
+) -> TargetCapture {
+    let mut processes = Vec::new();
+    let mut records = Vec::new();
+    let mut children = Vec::new();
+    let mut failure = None;
+    for (process, part, kids) in parts {
+        processes.push(process);
+        children.extend(kids);
+        match part {
+            Ok(part) => records.push(part),
+            Err(why) => failure = failure.or(Some(why)),
+        }
+    }
+    let records = failure.is_none().then(|| parts::merge(records));
+    let report = TargetCapture {
+        device: target.clone(),
+        emulated: emulated.clone(),
+        versions: BTreeMap::new(),
+        calls: 0,
+        stopped: Vec::new(),
+        errors: Vec::new(),
+        launches: Vec::new(),
+        compiles: Vec::new(),
+        tests: Vec::new(),
+        checks: Vec::new(),
+        assumptions: Vec::new(),
+        children,
+        failure,
+        script: parts::combine_runs(processes),
+        failures: Vec::new(),
+        scopes: BTreeMap::new(),
+        records: None,
+    };
+    let mut report = match &records {
+        Some(records) => judge_target(
+            compiles::Compiler::Pipeline(pipeline, on_event),
+            records,
+            report,
+        ),
+        None => report,
+    };
+    report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);
+    if run.shard.is_some() {
+        report.records = records.and_then(|r| serde_json::to_value(r).ok());
+    }
+    report
+}
+
+/// `tilefit: [2/4] h100: 12 launches, 3 compiles, 0 failures`.
+fn judged_line((index, of): (usize, usize), report: &TargetCapture) -> String {
+    format!(
+        "tilefit: [{}/{of}] {}: {}, {}, {}",
+        index + 1,
+        report.device.device,
+        counted(
+            report.launches.iter().map(|l| l.count).sum::<u64>(),
+            "launch",
+            "launches"
+        ),
+        counted(report.compiles.len() as u64, "compile", "compiles"),
+        counted(report.failures.len() as u64, "failure", "failures")
     )
 }
 
@@ -102,69 +227,91 @@ pub fn capture(
         .iter()
         .map(|target| EmulatedDevice::of(table, target))
         .collect::<Result<_, _>>()?;
-    let mut targets = Vec::new();
-    let mut incomplete = false;
-    for (index, (target, emulated)) in run.targets.iter().zip(emulated).enumerate() {
-        if settings.cancel.is_cancelled() {
-            incomplete = true;
-            break;
+    let (units, shares) = plan_units(run, settings.jobs);
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let mut judged: Vec<Option<TargetCapture>> = vec![None; run.targets.len()];
+    let mut ended: Vec<Vec<Option<TargetRecords>>> =
+        shares.iter().map(|parts| vec![None; parts.len()]).collect();
+    let mut progress = units::Progress::new(run.targets.len(), PROGRESS_EVERY);
+    let mut shown_start = vec![false; run.targets.len()];
+    std::thread::scope(|scope| -> Result<(), CaptureError> {
+        let (units, devices) = (&units, &emulated);
+        let dir = &dir;
+        scope.spawn(move || {
+            units::run_all(
+                toolchain,
+                dir,
+                run,
+                (units, devices),
+                (settings.jobs, &settings.cancel),
+                &sender,
+            );
+        });
+        loop {
+            let message = match receiver.recv_timeout(std::time::Duration::from_millis(500)) {
+                Ok(message) => Some(message),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => None,
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            };
+            match message {
+                Some(units::Message::Line(unit, stream, line)) => {
+                    let target = units[unit].target;
+                    on_output(&emulated[target].key, stream, &line);
+                }
+                Some(units::Message::Done(unit, result)) => {
+                    let target = units[unit].target;
+                    let part = shares[target].iter().position(|&u| u == unit).unwrap_or(0);
+                    ended[target][part] = Some(result?);
+                    if ended[target].iter().all(Option::is_some) {
+                        let parts = std::mem::take(&mut ended[target]).into_iter().flatten();
+                        let report = judge_parts(
+                            &pipeline,
+                            run,
+                            (&run.targets[target], &emulated[target]),
+                            parts.collect(),
+                            on_event,
+                        );
+                        on_note(judged_line((target, run.targets.len()), &report));
+                        judged[target] = Some(report);
+                    }
+                }
+                None => {}
+            }
+            for (target, parts) in shares.iter().enumerate() {
+                if parts.is_empty() || judged[target].is_some() {
+                    continue;
+                }
+                if !shown_start[target] {
+                    shown_start[target] = true;
+                    on_note(starting(
+                        &shown,
+                        (target, run.targets.len()),
+                        &run.targets[target],
+                        &emulated[target],
+                        parts.len(),
+                    ));
+                }
+                let counts: Vec<Option<(u64, u64)>> = parts
+                    .iter()
+                    .map(|&u| units::progress_of(&units::progress_file(dir, u)))
+                    .collect();
+                if let Some(line) = progress.line(target, &run.targets[target].device, &counts) {
+                    on_note(line);
+                }
+            }
         }
-        on_note(starting(
-            &shown,
-            (index, run.targets.len()),
-            target,
-            &emulated,
-        ));
-        let (process, records, children) = run_target(
-            toolchain,
-            (&dir, index),
-            run,
-            &emulated,
-            &settings.cancel,
-            on_output,
-        )?;
-        let report = TargetCapture {
-            device: target.clone(),
-            emulated,
-            versions: BTreeMap::new(),
-            calls: 0,
-            stopped: Vec::new(),
-            errors: Vec::new(),
-            launches: Vec::new(),
-            compiles: Vec::new(),
-            tests: Vec::new(),
-            checks: Vec::new(),
-            assumptions: Vec::new(),
-            children,
-            failure: None,
-            script: Some(process),
-            failures: Vec::new(),
-            scopes: BTreeMap::new(),
-        };
-        let mut report = match records {
-            Ok(records) => judge_target(&pipeline, &records, report, on_event),
-            Err(why) => TargetCapture {
-                failure: Some(why),
-                ..report
-            },
-        };
-        report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);
-        on_note(format!(
-            "tilefit: [{}/{}] {}: {}, {}, {}",
-            index + 1,
-            run.targets.len(),
-            target.device,
-            counted(
-                report.launches.iter().map(|l| l.count).sum::<u64>(),
-                "launch",
-                "launches"
-            ),
-            counted(report.compiles.len() as u64, "compile", "compiles"),
-            counted(report.failures.len() as u64, "failure", "failures")
-        ));
-        incomplete |= report.script.as_ref().is_some_and(|s| s.end == "cancelled");
-        targets.push(report);
-    }
+        Ok(())
+    })?;
+    let incomplete = settings.cancel.is_cancelled()
+        || judged
+            .iter()
+            .zip(&shares)
+            .any(|(t, parts)| !parts.is_empty() && t.is_none())
+        || judged
+            .iter()
+            .flatten()
+            .any(|t| t.script.as_ref().is_some_and(|s| s.end == "cancelled"));
+    let targets: Vec<TargetCapture> = judged.into_iter().flatten().collect();
     Ok(CaptureReport {
         schema_version: CAPTURE_SCHEMA_VERSION,
         kind: ReportKind::Capture,
@@ -176,6 +323,9 @@ pub fn capture(
         targets,
         incomplete,
         workers: Some(pipeline.workers()).filter(|w| w.started > 0),
+        shard: run.shard,
+        allow_empty: run.allow_empty,
+        allow_stopped: run.allow_stopped,
     })
 }
 

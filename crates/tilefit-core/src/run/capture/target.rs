@@ -17,13 +17,13 @@ use super::{CaptureError, CaptureRun};
 const NO_TORCH: i32 = 3;
 
 /// The records of one target's run and its children's.
-type TargetRecords = (ScriptRun, Result<Records, String>, Vec<ChildRun>);
+pub(super) type TargetRecords = (ScriptRun, Result<Records, String>, Vec<ChildRun>);
 
 /// The emulated run of one target: how its process ended, its records (its child processes'
 /// joined) or why there are none, and its children.
 pub(super) fn run_target(
     toolchain: &Toolchain,
-    (scratch, index): (&Path, usize),
+    (scratch, index, tests, progress): (&Path, usize, Option<&str>, &Path),
     run: &CaptureRun<'_>,
     device: &EmulatedDevice,
     cancel: &crate::cancel::Cancel,
@@ -64,7 +64,13 @@ pub(super) fn run_target(
         .env(
             "TORCHINDUCTOR_CACHE_DIR",
             scratch.join(format!("inductor-cache-{index}")),
-        );
+        )
+        // Under pytest, the tilefit plugin writes its tests done and collected here.
+        .env("TILEFIT_CAPTURE_PROGRESS", progress);
+    if let Some(tests) = tests {
+        // The tests of the suite this process runs (`parts::Selection`).
+        command.env("TILEFIT_CAPTURE_TESTS", tests);
+    }
     let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
         on_output(&device.key, stream, line);
     });
