@@ -1,17 +1,20 @@
 """A kernel test folder under emulation, cold, before and after: `tilefit capture --module pytest`
 of a public test folder (liger-kernel's `test/transformers/` files, from its repository) on four
 devices, with a baseline binary and the binary under test, each run with an empty tilefit cache
-(every compile cold), in the same run of this script, alternately.
+(every compile cold), on the same machine (a run of each may take longer than one command may,
+so each side is its own `run`, and `compare` makes the ratio).
 
-    python3 bench/test_folder.py BASELINE_TILEFIT TILEFIT PYTHON FOLDER [FILE...]
-        [--targets rtx-pro-6000,gb10,h100,mi300x] [--rounds 1] [--out results.json]
+    python3 bench/test_folder.py run TILEFIT PYTHON FOLDER [FILE...] --out SIDE.json
+        [--targets rtx-pro-6000,gb10,h100,mi300x]
+    python3 bench/test_folder.py compare BASELINE.json TILEFIT.json --out results.json
 
 PYTHON needs torch and pytest, and what the tests import (liger-kernel's: `transformers<5`, on
 PYTHONPATH with the folder's `src/`). Each run's wall time, tests (per device), launches and
-per-test and per-launch times are written, and the ratio of the binary's wall time to the
-baseline's. A run that fails (no report, an exit status above 1, no test run on a device) fails
-this script loudly, the baseline's first: no ratio is made from a broken run. The two binaries
-must judge the same launches: a difference in launches or tests is a failure too.
+per-test and per-launch times are written, and `compare` gives the ratio of the binary's wall
+time to the baseline's. A run that fails (no report, an exit status above 1, no test run on a
+device) fails loudly, and `compare` refuses a baseline that is missing or broken, runs of
+different machines, and two runs whose tests' outcomes or launch counts differ: no ratio is made
+from a broken or a different run.
 """
 
 import argparse
@@ -30,8 +33,8 @@ DEFAULT_FILES = [
 ]
 
 
-def run(binary, python, folder, files, targets):
-    """One cold run: wall seconds, and the report's counts."""
+def run(binary, python, folder, files, targets, extra=(), keep=None):
+    """One cold run: wall seconds, and the report's counts (the report kept at ``keep``)."""
     with tempfile.TemporaryDirectory() as cache:
         report_path = os.path.join(cache, "report.json")
         env = dict(os.environ, TILEFIT_CACHE_DIR=cache)
@@ -49,6 +52,7 @@ def run(binary, python, folder, files, targets):
             "--fail-on",
             "none",
             "--allow-stopped",
+            *extra,
             "--",
             "-p",
             "tilefit.pytest_plugin",
@@ -69,6 +73,9 @@ def run(binary, python, folder, files, targets):
             )
         with open(report_path, encoding="utf-8") as f:
             report = json.load(f)
+        if keep:
+            with open(keep, "w", encoding="utf-8") as f:
+                json.dump(report, f)
     devices = {}
     for target in report["targets"]:
         tests = len(target.get("tests", []))
@@ -99,51 +106,74 @@ def run(binary, python, folder, files, targets):
     }
 
 
+def compare(baseline, tilefit):
+    """The ratio of two sides' runs, made only from whole runs of the same machine and tests."""
+    if baseline.get("cores") != tilefit.get("cores"):
+        sys.exit("the two sides ran on different machines: no ratio is made")
+    before, after = baseline["run"], tilefit["run"]
+    for device, counts in before["devices"].items():
+        theirs = after["devices"].get(device)
+        if theirs is None or theirs["outcomes"] != counts["outcomes"]:
+            sys.exit(
+                f"the two binaries judged {device}'s tests differently: no ratio is made"
+            )
+    return round(after["wall_seconds"] / before["wall_seconds"], 3)
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("baseline")
-    parser.add_argument("tilefit")
-    parser.add_argument("python")
-    parser.add_argument("folder")
-    parser.add_argument("files", nargs="*")
-    parser.add_argument("--targets", default="rtx-pro-6000,gb10,h100,mi300x")
-    parser.add_argument("--rounds", type=int, default=1)
-    parser.add_argument("--out")
+    sub = parser.add_subparsers(dest="command", required=True)
+    one = sub.add_parser("run", help="one cold run of one binary")
+    one.add_argument("tilefit")
+    one.add_argument("python")
+    one.add_argument("folder")
+    one.add_argument("files", nargs="*")
+    one.add_argument("--targets", default="rtx-pro-6000,gb10,h100,mi300x")
+    one.add_argument("--out", required=True)
+    one.add_argument("--report", help="keep the capture's report here")
+    both = sub.add_parser("compare", help="the ratio of two runs' wall times")
+    both.add_argument("baseline")
+    both.add_argument("tilefit")
+    both.add_argument("--out", required=True)
     args = parser.parse_args()
-    files = args.files or DEFAULT_FILES
-    rounds = []
-    for _ in range(args.rounds):
-        # The baseline first: when it breaks, nothing else is measured.
-        before = run(args.baseline, args.python, args.folder, files, args.targets)
-        after = run(args.tilefit, args.python, args.folder, files, args.targets)
-        for device, counts in before["devices"].items():
-            theirs = after["devices"].get(device)
-            if theirs is None or theirs["outcomes"] != counts["outcomes"]:
-                sys.exit(
-                    f"the two binaries judged {device}'s tests differently: no ratio is made"
-                )
-        rounds.append(
-            {
-                "baseline": before,
-                "tilefit": after,
-                "wall_ratio": round(after["wall_seconds"] / before["wall_seconds"], 3),
-            }
-        )
-    for r in rounds:
-        for side in ("baseline", "tilefit"):
-            for d in r[side]["devices"].values():
-                d.pop("outcomes")
-    results = {
-        "cores": os.cpu_count(),
-        "targets": args.targets,
-        "files": files,
-        "rounds": rounds,
-    }
-    text = json.dumps(results, indent=2)
-    print(text)
-    if args.out:
+    if args.command == "run":
+        files = args.files or DEFAULT_FILES
+        result = {
+            "cores": os.cpu_count(),
+            "binary": args.tilefit,
+            "targets": args.targets,
+            "files": files,
+            "run": run(
+                args.tilefit,
+                args.python,
+                args.folder,
+                files,
+                args.targets,
+                keep=args.report,
+            ),
+        }
         with open(args.out, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
+            json.dump(result, f, indent=2)
+        print(json.dumps({k: v for k, v in result["run"].items() if k != "devices"}))
+        return
+    sides = []
+    for path in (args.baseline, args.tilefit):
+        # The baseline first: a missing or broken one fails before any ratio.
+        if not os.path.exists(path):
+            sys.exit(
+                f"{path}: no such run (it crashed or was never made): no ratio is made"
+            )
+        with open(path, encoding="utf-8") as f:
+            sides.append(json.load(f))
+    ratio = compare(*sides)
+    for side in sides:
+        for device in side["run"]["devices"].values():
+            device.pop("outcomes", None)
+    results = {"baseline": sides[0], "tilefit": sides[1], "wall_ratio": ratio}
+    with open(args.out, "w", encoding="utf-8") as f:
+        json.dump(results, f, indent=2)
+        f.write("\n")
+    print(f"wall ratio (tilefit / baseline): {ratio}")
 
 
 if __name__ == "__main__":

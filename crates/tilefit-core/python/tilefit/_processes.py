@@ -38,6 +38,8 @@ ENV_ROOTS = "TILEFIT_CAPTURE_ROOTS"
 ENV_SITE = "TILEFIT_CAPTURE_SITE"
 #: The call (under pytest, the test) that was running when a child was started.
 ENV_CALL = "TILEFIT_CAPTURE_CALL"
+#: The folder of the run's start slots (:func:`_start_slot`).
+ENV_SLOTS = "TILEFIT_CAPTURE_SLOTS"
 
 #: Python processes that are the machinery of a library, not the user's code: they get no
 #: emulation (multiprocessing's resource tracker, Inductor's compile workers).
@@ -88,6 +90,9 @@ def child_environment(device_file, children, roots, scratch):
     os.environ[ENV_CHILDREN] = os.path.abspath(children)
     os.environ[ENV_ROOTS] = os.pathsep.join(roots)
     os.environ[ENV_SITE] = site
+    slots = os.path.join(scratch, "slots")
+    os.makedirs(slots, exist_ok=True)
+    os.environ[ENV_SLOTS] = slots
     existing = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = site + (os.pathsep + existing if existing else "")
 
@@ -500,6 +505,47 @@ def _child_name():
     return "python"
 
 
+def _start_slot():
+    """One of the run's start slots, as many as this machine has cores: a fresh interpreter of
+    the run holds one while it imports torch and installs the emulation (no code of the script
+    runs then), so a test that starts eight workers at once on two cores starts them two at a
+    time. Each start then gets a core instead of a share of every core, and the workers of a
+    pool that ends at its first failure (``torch.multiprocessing.spawn``) are ended before they
+    start rather than halfway through. A slot is an ``flock`` on a file: the system lets it go
+    when its holder ends, however it ends. None where slots are not set up or cannot be taken."""
+    folder = os.environ.get(ENV_SLOTS)
+    if not folder:
+        return None
+    try:
+        import fcntl
+
+        cores = len(os.sched_getaffinity(0))
+    except (ImportError, AttributeError, OSError):
+        return None
+    opened = []
+    try:
+        for i in range(cores):
+            fd = os.open(
+                os.path.join(folder, f"slot-{i}"), os.O_RDWR | os.O_CREAT, 0o600
+            )
+            opened.append(fd)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                continue
+            opened.remove(fd)
+            return fd
+        # Every slot is held: wait for one (which one, by this process's id).
+        fd = opened.pop(os.getpid() % len(opened))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return fd
+    except OSError:
+        return None
+    finally:
+        for fd in opened:
+            os.close(fd)
+
+
 def start_child():
     """A fresh interpreter of the run (``sitecustomize`` calls this before anything else runs):
     the same device emulated, every launch recorded, the records written at its end."""
@@ -508,17 +554,22 @@ def start_child():
     device_file = os.environ.get(ENV_DEVICE)
     if not device_file:
         return
+    slot = _start_slot()
     try:
-        import torch  # noqa: F401
-    except ImportError:
-        # A Python without torch launches no kernel: it runs as it is.
-        return
-    with open(device_file, encoding="utf-8") as f:
-        device = json.load(f)
-    from tilefit import _emulation, _inductor, _system
+        try:
+            import torch  # noqa: F401
+        except ImportError:
+            # A Python without torch launches no kernel: it runs as it is.
+            return
+        with open(device_file, encoding="utf-8") as f:
+            device = json.load(f)
+        from tilefit import _emulation, _inductor, _system
 
-    emulation = _emulation.install(device)
-    _system.install_libraries(device)
+        emulation = _emulation.install(device)
+        _system.install_libraries(device)
+    finally:
+        if slot is not None:
+            os.close(slot)
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
     _inductor.install(recorder, emulation)

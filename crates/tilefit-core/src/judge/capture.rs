@@ -209,6 +209,62 @@ fn ended_early(target: &TargetCapture, allow_stopped: bool) -> Vec<TargetFailure
     failures
 }
 
+/// The launches that were not judged, or whose compiles failed.
+fn launch_failures(target: &TargetCapture) -> Vec<TargetFailure> {
+    let mut failures = Vec::new();
+    let mut fail = |code: FailureCode, message: String, call: Option<&String>| {
+        failures.push(TargetFailure {
+            code,
+            message,
+            call: call.cloned(),
+        });
+    };
+    for launch in &target.launches {
+        match launch.verdict {
+            LaunchVerdict::NotJudged => fail(
+                FailureCode::NotJudged,
+                format!(
+                    "{} was not judged: {}",
+                    launch_text(launch),
+                    launch
+                        .unsupported
+                        .as_deref()
+                        .unwrap_or("a compile gave no result")
+                ),
+                launch.calls.first(),
+            ),
+            LaunchVerdict::CompileError => {
+                let reasons: Vec<&str> = launch
+                    .compiles
+                    .iter()
+                    .filter_map(|&i| target.compiles.get(i))
+                    .filter_map(|c| {
+                        c.error.as_deref().or_else(|| {
+                            c.result
+                                .as_ref()
+                                .and_then(|r| r.error.as_ref())
+                                .map(|e| e.message.as_str())
+                        })
+                    })
+                    .collect();
+                fail(
+                    FailureCode::CompileError,
+                    format!(
+                        "{}: {} of {} compiles failed: {}",
+                        launch_text(launch),
+                        reasons.len().max(1),
+                        launch.compiles.len(),
+                        reasons.first().copied().unwrap_or("a compile error")
+                    ),
+                    launch.calls.first(),
+                );
+            }
+            _ => {}
+        }
+    }
+    failures
+}
+
 /// Why a target fails closed, each a line of the report. A target passes only when its script
 /// ran to its end with status 0 (a stop it did not catch ends it early), its records were read
 /// whole, every launch was compiled and judged, and at least one launch was captured (unless
@@ -274,49 +330,14 @@ pub fn target_failures(
             Some(&test.nodeid),
         );
     }
-    for launch in &target.launches {
-        match launch.verdict {
-            LaunchVerdict::NotJudged => fail(
-                FailureCode::NotJudged,
-                format!(
-                    "{} was not judged: {}",
-                    launch_text(launch),
-                    launch
-                        .unsupported
-                        .as_deref()
-                        .unwrap_or("a compile gave no result")
-                ),
-                launch.calls.first(),
-            ),
-            LaunchVerdict::CompileError => {
-                let reasons: Vec<&str> = launch
-                    .compiles
-                    .iter()
-                    .filter_map(|&i| target.compiles.get(i))
-                    .filter_map(|c| {
-                        c.error.as_deref().or_else(|| {
-                            c.result
-                                .as_ref()
-                                .and_then(|r| r.error.as_ref())
-                                .map(|e| e.message.as_str())
-                        })
-                    })
-                    .collect();
-                fail(
-                    FailureCode::CompileError,
-                    format!(
-                        "{}: {} of {} compiles failed: {}",
-                        launch_text(launch),
-                        reasons.len().max(1),
-                        launch.compiles.len(),
-                        reasons.first().copied().unwrap_or("a compile error")
-                    ),
-                    launch.calls.first(),
-                );
-            }
-            _ => {}
-        }
-    }
+    failures.extend(launch_failures(target));
+    let mut fail = |code: FailureCode, message: String, call: Option<&String>| {
+        failures.push(TargetFailure {
+            code,
+            message,
+            call: call.cloned(),
+        });
+    };
     let launched: u64 = target.launches.iter().map(|l| l.count).sum();
     if launched == 0 && !allow_empty && target.failure.is_none() {
         fail(

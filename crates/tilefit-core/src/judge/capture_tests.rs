@@ -6,6 +6,8 @@
 //! What fails the target outside every test (the suite's own errors, a process that died) is the
 //! suite's own case.
 
+use std::fmt::Write as _;
+
 use crate::model::capture::{FailureCode, LaunchReport, LaunchVerdict, TargetCapture};
 use crate::model::verdict::VerdictCode;
 
@@ -68,11 +70,16 @@ pub fn crash_text(target: &TargetCapture, launch: &LaunchReport) -> String {
     let mut text = launch_text(launch);
     let device = &target.device.device;
     match bytes_of(target, launch) {
-        Some((bytes, budget)) => text.push_str(&format!(
-            ": needs {bytes} bytes of shared memory per block, {device} allows {budget} (over by {})",
-            bytes.saturating_sub(budget)
-        )),
-        None => text.push_str(&format!(": {} on {device}", launch.verdict.as_str())),
+        Some((bytes, budget)) => {
+            let _ = write!(
+                text,
+                ": needs {bytes} bytes of shared memory per block, {device} allows {budget} (over by {})",
+                bytes.saturating_sub(budget)
+            );
+        }
+        None => {
+            let _ = write!(text, ": {} on {device}", launch.verdict.as_str());
+        }
     }
     if launch.verdict == LaunchVerdict::NoneFits {
         text.push_str("; no config of its autotune list fits");
@@ -81,12 +88,17 @@ pub fn crash_text(target: &TargetCapture, launch: &LaunchReport) -> String {
         &launch.fix,
         launch.fix.as_ref().and_then(|f| f.fits.first()),
     ) {
-        (Some(fix), Some(first)) => text.push_str(&format!(
-            "; fix: {} ({}: {} bytes)",
-            fix.pass, first.config, first.shared_bytes
-        )),
+        (Some(fix), Some(first)) => {
+            let _ = write!(
+                text,
+                "; fix: {} ({}: {} bytes)",
+                fix.pass, first.config, first.shared_bytes
+            );
+        }
         // No nearer config fits: the fix says what must change instead.
-        (Some(fix), None) => text.push_str(&format!("; {}", fix.pass)),
+        (Some(fix), None) => {
+            let _ = write!(text, "; {}", fix.pass);
+        }
         (None, _) => {}
     }
     text

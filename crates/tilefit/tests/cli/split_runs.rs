@@ -213,7 +213,8 @@ fn junit_cases_are_tests_times_devices(path: &Path) {
                     "test_check_between_launches [rtx-pro-6000]",
                     "test_fails_for_real [rtx-pro-6000]"
                 ],
-                "{path:?}"
+                "{}",
+                path.display()
             );
             let over = suite
                 .cases

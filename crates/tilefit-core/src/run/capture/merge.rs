@@ -9,6 +9,8 @@ use std::path::PathBuf;
 use crate::hint::Hinted;
 use crate::input::capture::{Records, of_value};
 use crate::judge::capture::target_failures;
+use std::collections::BTreeMap;
+
 use crate::model::capture::{CaptureReport, TargetCapture};
 
 use super::compiles::{Compiler, judge_target};
@@ -16,8 +18,9 @@ use super::parts;
 
 const HINT: &str = "pass every shard's `--json` of one run (`tilefit capture ... --shard K/N --json shard-K.json`), each once";
 
-/// The shards of one capture put back into the report one run would have made.
-pub fn merge(shards: &[(CaptureReport, PathBuf)]) -> Result<CaptureReport, Hinted> {
+/// Every shard once, of one run: the same count, the same script, arguments, Triton and
+/// allowances, none twice, none missing.
+fn check_shards(shards: &[(CaptureReport, PathBuf)]) -> Result<(), Hinted> {
     let (first, first_path) = shards
         .first()
         .ok_or_else(|| Hinted::new("no shard to merge", HINT))?;
@@ -85,6 +88,13 @@ pub fn merge(shards: &[(CaptureReport, PathBuf)]) -> Result<CaptureReport, Hinte
             HINT,
         ));
     }
+    Ok(())
+}
+
+/// The shards of one capture put back into the report one run would have made.
+pub fn merge(shards: &[(CaptureReport, PathBuf)]) -> Result<CaptureReport, Hinted> {
+    check_shards(shards)?;
+    let (first, first_path) = &shards[0];
     let mut ordered: Vec<&(CaptureReport, PathBuf)> = shards.iter().collect();
     ordered.sort_by_key(|(r, _)| r.shard.map_or(0, |s| s.index));
     let split = first.script == "-m pytest";
@@ -179,7 +189,7 @@ fn merge_target(
         }
     }
     let report = TargetCapture {
-        versions: Default::default(),
+        versions: BTreeMap::default(),
         calls: 0,
         stopped: Vec::new(),
         errors: Vec::new(),
@@ -192,7 +202,7 @@ fn merge_target(
         failure: failure.clone(),
         script: parts::combine_runs(group.iter().filter_map(|(t, _)| t.script.clone()).collect()),
         failures: Vec::new(),
-        scopes: Default::default(),
+        scopes: BTreeMap::default(),
         records: None,
         ..base.clone()
     };

@@ -11,30 +11,24 @@ mod compiles;
 mod error;
 mod merge;
 pub mod parts;
+mod shard_compiles;
 mod target;
 mod units;
 
 pub use error::{CaptureError, CaptureRun};
 pub use merge::merge;
 
-use std::collections::BTreeMap;
-
 use crate::compile::script;
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{Event, Settings};
 use crate::device::emulated::EmulatedDevice;
 use crate::device::{DeviceTable, TargetDevice};
-use crate::judge::capture::target_failures;
 use crate::model::capture::{CAPTURE_SCHEMA_VERSION, CaptureReport, TargetCapture};
 use crate::model::kind::ReportKind;
 use crate::model::probe::ToolInfo;
 use crate::run::pipeline::Pipeline;
-use crate::units::counted;
 
-use compiles::judge_target;
-use parts::Selection;
 use target::TargetRecords;
-use units::Unit;
 
 /// How often a target's progress line is printed at most while its tests run.
 const PROGRESS_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
@@ -83,114 +77,53 @@ fn starting(
     )
 }
 
-/// The processes of the run, and each target's among them (by index; none for a target another
-/// shard runs). A pytest run's tests are split: over the shards (each shard runs its share of
-/// every target's tests), then over the processes of this machine (`jobs` at once: a target's
-/// share in as many parts as leave no core idle). A script's run is one process per target; its
-/// shards split the targets.
-fn plan_units(run: &CaptureRun<'_>, jobs: usize) -> (Vec<Unit>, Vec<Vec<usize>>) {
-    let (shard, shards) = run.shard.map_or((0, 1), |s| (s.index - 1, s.count));
-    let split = run.module == Some("pytest");
-    let mine: Vec<usize> = (0..run.targets.len())
-        .filter(|&t| split || t % shards == shard)
-        .collect();
-    let parts = if split {
-        jobs.div_ceil(mine.len().max(1)).max(1)
-    } else {
-        1
-    };
-    let mut units = Vec::new();
-    let mut shares = vec![Vec::new(); run.targets.len()];
-    for &target in &mine {
-        for part in 0..parts {
-            shares[target].push(units.len());
-            units.push(Unit {
-                target,
-                selection: Selection {
-                    offset: target,
-                    shards,
-                    shard,
-                    parts,
-                    part,
-                },
-                split,
-            });
+/// Each target's start, once, and its tests done and left when a line is due, while it runs.
+fn show_progress(
+    (run, shown, emulated, shares, dir): (
+        &CaptureRun<'_>,
+        &str,
+        &[EmulatedDevice],
+        &[Vec<usize>],
+        &std::path::Path,
+    ),
+    judged: &[Option<TargetCapture>],
+    (progress, shown_start): (&mut units::Progress, &mut [bool]),
+    on_note: &mut dyn FnMut(String),
+) {
+    for (target, parts) in shares.iter().enumerate() {
+        if parts.is_empty() || judged[target].is_some() {
+            continue;
+        }
+        if !shown_start[target] {
+            shown_start[target] = true;
+            on_note(starting(
+                shown,
+                (target, run.targets.len()),
+                &run.targets[target],
+                &emulated[target],
+                parts.len(),
+            ));
+        }
+        let counts: Vec<Option<(u64, u64)>> = parts
+            .iter()
+            .map(|&u| units::progress_of(&units::progress_file(dir, u)))
+            .collect();
+        if let Some(line) = progress.line(target, &run.targets[target].device, &counts) {
+            on_note(line);
         }
     }
-    (units, shares)
 }
 
-/// One target judged from its parts' runs: their records put back into one run's (each part's
-/// joined with its children's already), its compiles on the run's pipeline, its failures; in a
-/// shard, the records kept in the report for `tilefit merge`.
-fn judge_parts(
-    pipeline: &Pipeline<'_>,
-    run: &CaptureRun<'_>,
-    (target, emulated): (&TargetDevice, &EmulatedDevice),
-    parts: Vec<TargetRecords>,
-    on_event: &mut dyn FnMut(Event),
-) -> TargetCapture {
-    let mut processes = Vec::new();
-    let mut records = Vec::new();
-    let mut children = Vec::new();
-    let mut failure = None;
-    for (process, part, kids) in parts {
-        processes.push(process);
-        children.extend(kids);
-        match part {
-            Ok(part) => records.push(part),
-            Err(why) => failure = failure.or(Some(why)),
-        }
-    }
-    let records = failure.is_none().then(|| parts::merge(records));
-    let report = TargetCapture {
-        device: target.clone(),
-        emulated: emulated.clone(),
-        versions: BTreeMap::new(),
-        calls: 0,
-        stopped: Vec::new(),
-        errors: Vec::new(),
-        launches: Vec::new(),
-        compiles: Vec::new(),
-        tests: Vec::new(),
-        checks: Vec::new(),
-        assumptions: Vec::new(),
-        children,
-        failure,
-        script: parts::combine_runs(processes),
-        failures: Vec::new(),
-        scopes: BTreeMap::new(),
-        records: None,
-    };
-    let mut report = match &records {
-        Some(records) => judge_target(
-            compiles::Compiler::Pipeline(pipeline, on_event),
-            records,
-            report,
-        ),
-        None => report,
-    };
-    report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);
-    if run.shard.is_some() {
-        report.records = records.and_then(|r| serde_json::to_value(r).ok());
-    }
-    report
-}
-
-/// `tilefit: [2/4] h100: 12 launches, 3 compiles, 0 failures`.
-fn judged_line((index, of): (usize, usize), report: &TargetCapture) -> String {
-    format!(
-        "tilefit: [{}/{of}] {}: {}, {}, {}",
-        index + 1,
-        report.device.device,
-        counted(
-            report.launches.iter().map(|l| l.count).sum::<u64>(),
-            "launch",
-            "launches"
-        ),
-        counted(report.compiles.len() as u64, "compile", "compiles"),
-        counted(report.failures.len() as u64, "failure", "failures")
-    )
+/// Whether a target that was to run has no report, or its run was cancelled.
+fn unfinished(judged: &[Option<TargetCapture>], shares: &[Vec<usize>]) -> bool {
+    judged
+        .iter()
+        .zip(shares)
+        .any(|(t, parts)| !parts.is_empty() && t.is_none())
+        || judged
+            .iter()
+            .flatten()
+            .any(|t| t.script.as_ref().is_some_and(|s| s.end == "cancelled"))
 }
 
 /// Run the capture.
@@ -227,7 +160,7 @@ pub fn capture(
         .iter()
         .map(|target| EmulatedDevice::of(table, target))
         .collect::<Result<_, _>>()?;
-    let (units, shares) = plan_units(run, settings.jobs);
+    let (units, shares) = units::plan(run, settings.jobs);
     let (sender, receiver) = std::sync::mpsc::channel();
     let mut judged: Vec<Option<TargetCapture>> = vec![None; run.targets.len()];
     let mut ended: Vec<Vec<Option<TargetRecords>>> =
@@ -261,56 +194,32 @@ pub fn capture(
                 Some(units::Message::Done(unit, result)) => {
                     let target = units[unit].target;
                     let part = shares[target].iter().position(|&u| u == unit).unwrap_or(0);
-                    ended[target][part] = Some(result?);
+                    ended[target][part] = Some((*result)?);
                     if ended[target].iter().all(Option::is_some) {
                         let parts = std::mem::take(&mut ended[target]).into_iter().flatten();
-                        let report = judge_parts(
+                        let report = target::judge_parts(
                             &pipeline,
                             run,
                             (&run.targets[target], &emulated[target]),
                             parts.collect(),
                             on_event,
                         );
-                        on_note(judged_line((target, run.targets.len()), &report));
+                        on_note(target::judged_line((target, run.targets.len()), &report));
                         judged[target] = Some(report);
                     }
                 }
                 None => {}
             }
-            for (target, parts) in shares.iter().enumerate() {
-                if parts.is_empty() || judged[target].is_some() {
-                    continue;
-                }
-                if !shown_start[target] {
-                    shown_start[target] = true;
-                    on_note(starting(
-                        &shown,
-                        (target, run.targets.len()),
-                        &run.targets[target],
-                        &emulated[target],
-                        parts.len(),
-                    ));
-                }
-                let counts: Vec<Option<(u64, u64)>> = parts
-                    .iter()
-                    .map(|&u| units::progress_of(&units::progress_file(dir, u)))
-                    .collect();
-                if let Some(line) = progress.line(target, &run.targets[target].device, &counts) {
-                    on_note(line);
-                }
-            }
+            show_progress(
+                (run, &shown, &emulated, &shares, dir),
+                &judged,
+                (&mut progress, &mut shown_start),
+                on_note,
+            );
         }
         Ok(())
     })?;
-    let incomplete = settings.cancel.is_cancelled()
-        || judged
-            .iter()
-            .zip(&shares)
-            .any(|(t, parts)| !parts.is_empty() && t.is_none())
-        || judged
-            .iter()
-            .flatten()
-            .any(|t| t.script.as_ref().is_some_and(|s| s.end == "cancelled"));
+    let incomplete = settings.cancel.is_cancelled() || unfinished(&judged, &shares);
     let targets: Vec<TargetCapture> = judged.into_iter().flatten().collect();
     Ok(CaptureReport {
         schema_version: CAPTURE_SCHEMA_VERSION,

@@ -1,6 +1,7 @@
 //! One target's emulated run: the script (or module) started under the target's emulated device,
 //! its output streamed, and its records read back as hostile input, or why there are none.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
@@ -11,6 +12,15 @@ use crate::input::capture::{self, Records, RecordsError};
 use crate::input::capture_children;
 use crate::model::capture::{ChildRun, ScriptRun};
 
+use crate::compile::Event;
+use crate::device::TargetDevice;
+use crate::judge::capture::target_failures;
+use crate::model::capture::TargetCapture;
+use crate::run::pipeline::Pipeline;
+use crate::units::counted;
+
+use super::compiles::{self, judge_target};
+use super::parts;
 use super::{CaptureError, CaptureRun};
 
 /// The exit code `_capture_main` gives when its Python cannot import torch.
@@ -84,22 +94,7 @@ pub(super) fn run_target(
             python: toolchain.python.display().to_string(),
         });
     }
-    let (end, code, signal) = match &outcome.end {
-        ScriptEnd::Exited(code) => ("exited", Some(*code), None),
-        ScriptEnd::Signaled(signal) => ("signaled", None, Some(*signal)),
-        ScriptEnd::TimedOut(_) => ("timed-out", None, None),
-        ScriptEnd::Cancelled => ("cancelled", None, None),
-        ScriptEnd::CannotStart(_) => ("cannot-start", None, None),
-    };
-    let process = ScriptRun {
-        end: end.to_owned(),
-        code,
-        signal,
-        seconds: outcome.elapsed.as_secs_f64(),
-        lines: outcome.lines,
-        stdout_tail: outcome.stdout_tail.clone(),
-        stderr_tail: outcome.stderr_tail.clone(),
-    };
+    let process = script_run(&outcome);
     if let ScriptEnd::CannotStart(why) = &outcome.end {
         return Ok((
             process,
@@ -141,6 +136,26 @@ pub(super) fn run_target(
     Ok((process, records, runs))
 }
 
+/// How the script's process ended, as the report keeps it.
+fn script_run(outcome: &script::ScriptOutcome) -> ScriptRun {
+    let (end, code, signal) = match &outcome.end {
+        ScriptEnd::Exited(code) => ("exited", Some(*code), None),
+        ScriptEnd::Signaled(signal) => ("signaled", None, Some(*signal)),
+        ScriptEnd::TimedOut(_) => ("timed-out", None, None),
+        ScriptEnd::Cancelled => ("cancelled", None, None),
+        ScriptEnd::CannotStart(_) => ("cannot-start", None, None),
+    };
+    ScriptRun {
+        end: end.to_owned(),
+        code,
+        signal,
+        seconds: outcome.elapsed.as_secs_f64(),
+        lines: outcome.lines,
+        stdout_tail: outcome.stdout_tail.clone(),
+        stderr_tail: outcome.stderr_tail.clone(),
+    }
+}
+
 /// What the report keeps of a child.
 fn child_run_of(child: &capture_children::Child) -> ChildRun {
     ChildRun {
@@ -154,4 +169,77 @@ fn child_run_of(child: &capture_children::Child) -> ChildRun {
             .or_else(|| child.records.as_ref().ok().and_then(|r| r.exit)),
         failure: child.records.as_ref().err().cloned(),
     }
+}
+
+/// One target judged from its parts' runs: their records put back into one run's (each part's
+/// joined with its children's already), its compiles on the run's pipeline, its failures; in a
+/// shard, the records kept in the report for `tilefit merge`.
+pub(super) fn judge_parts(
+    pipeline: &Pipeline<'_>,
+    run: &CaptureRun<'_>,
+    (target, emulated): (&TargetDevice, &EmulatedDevice),
+    parts: Vec<TargetRecords>,
+    on_event: &mut dyn FnMut(Event),
+) -> TargetCapture {
+    let mut processes = Vec::new();
+    let mut records = Vec::new();
+    let mut children = Vec::new();
+    let mut failure = None;
+    for (process, part, kids) in parts {
+        processes.push(process);
+        children.extend(kids);
+        match part {
+            Ok(part) => records.push(part),
+            Err(why) => failure = failure.or(Some(why)),
+        }
+    }
+    let records = failure.is_none().then(|| parts::merge(records));
+    let report = TargetCapture {
+        device: target.clone(),
+        emulated: emulated.clone(),
+        versions: BTreeMap::new(),
+        calls: 0,
+        stopped: Vec::new(),
+        errors: Vec::new(),
+        launches: Vec::new(),
+        compiles: Vec::new(),
+        tests: Vec::new(),
+        checks: Vec::new(),
+        assumptions: Vec::new(),
+        children,
+        failure,
+        script: parts::combine_runs(processes),
+        failures: Vec::new(),
+        scopes: BTreeMap::new(),
+        records: None,
+    };
+    let mut report = match &records {
+        Some(records) => judge_target(
+            compiles::Compiler::Pipeline(pipeline, on_event),
+            records,
+            report,
+        ),
+        None => report,
+    };
+    report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);
+    if run.shard.is_some() {
+        report.records = records.and_then(|r| serde_json::to_value(r).ok());
+    }
+    report
+}
+
+/// `tilefit: [2/4] h100: 12 launches, 3 compiles, 0 failures`.
+pub(super) fn judged_line((index, of): (usize, usize), report: &TargetCapture) -> String {
+    format!(
+        "tilefit: [{}/{of}] {}: {}, {}, {}",
+        index + 1,
+        report.device.device,
+        counted(
+            report.launches.iter().map(|l| l.count).sum::<u64>(),
+            "launch",
+            "launches"
+        ),
+        counted(report.compiles.len() as u64, "compile", "compiles"),
+        counted(report.failures.len() as u64, "failure", "failures")
+    )
 }

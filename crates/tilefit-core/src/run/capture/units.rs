@@ -32,7 +32,7 @@ pub(super) enum Message {
     /// A line of the script's output.
     Line(usize, script::Stream, String),
     /// A unit has ended, with its records.
-    Done(usize, Result<TargetRecords, CaptureError>),
+    Done(usize, Box<Result<TargetRecords, CaptureError>>),
 }
 
 /// Tests done and collected, as a unit's pytest plugin last wrote them.
@@ -80,7 +80,7 @@ pub(super) fn run_all(
                             let _ = lines.send(Message::Line(index, stream, line.to_owned()));
                         },
                     );
-                    let _ = out.send(Message::Done(index, result));
+                    let _ = out.send(Message::Done(index, Box::new(result)));
                 }
             });
         }
@@ -126,4 +126,41 @@ impl Progress {
             total - done
         ))
     }
+}
+
+/// The processes of the run, and each target's among them (by index; none for a target another
+/// shard runs). A pytest run's tests are split: over the shards (each shard runs its share of
+/// every target's tests), then over the processes of this machine (`jobs` at once: a target's
+/// share in as many parts as leave no core idle). A script's run is one process per target; its
+/// shards split the targets.
+pub(super) fn plan(run: &CaptureRun<'_>, jobs: usize) -> (Vec<Unit>, Vec<Vec<usize>>) {
+    let (shard, shards) = run.shard.map_or((0, 1), |s| (s.index - 1, s.count));
+    let split = run.module == Some("pytest");
+    let mine: Vec<usize> = (0..run.targets.len())
+        .filter(|&t| split || t % shards == shard)
+        .collect();
+    let parts = if split {
+        jobs.div_ceil(mine.len().max(1)).max(1)
+    } else {
+        1
+    };
+    let mut units = Vec::new();
+    let mut per_target = vec![Vec::new(); run.targets.len()];
+    for &target in &mine {
+        for part in 0..parts {
+            per_target[target].push(units.len());
+            units.push(Unit {
+                target,
+                selection: Selection {
+                    offset: target,
+                    shards,
+                    shard,
+                    parts,
+                    part,
+                },
+                split,
+            });
+        }
+    }
+    (units, per_target)
 }
