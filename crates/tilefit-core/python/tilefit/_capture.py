@@ -65,6 +65,8 @@ class Recorder:
         self.assumptions = []
         self.scopes = {}
         self.exit = None
+        #: Under pytest: the tests the suite collected (before a split run took its share).
+        self.collected = None
         self.calls = 0
         self._local = threading.local()
         self.lock = threading.Lock()
@@ -223,6 +225,7 @@ class Recorder:
             "assumptions": [_public(e) for e in self.assumptions],
             "process": {"name": self.process_name, "kind": self.process_kind},
             "calls": self.calls,
+            "collected": self.collected,
             "tests": self.tests,
             # The last key: the reader checks that the run reached its end.
             "exit": self.exit,

@@ -181,6 +181,13 @@ def pytest_cmdline_main(config):
     """``--tilefit-emulate``: this process runs no test itself; ``tilefit capture`` runs the suite
     once per device, and its report and gate are the session's."""
     devices = config.getoption("--tilefit-emulate")
+    if not devices and (
+        config.getoption("--tilefit-shard") or config.getoption("--tilefit-json")
+    ):
+        raise pytest.UsageError(
+            "--tilefit-shard and --tilefit-json are options of an emulated run: add "
+            "--tilefit-emulate=DEVICES"
+        )
     if not devices or _emulated() is not None:
         return None
     import sys
@@ -283,6 +290,7 @@ def pytest_collection_modifyitems(session, config, items):
     for index, item in enumerate(items):
         item._tilefit_index = index
     config._tilefit_collected = len(items)
+    _emulated().collected = len(items)
     if _capture.TESTS is None:
         _progress(0, len(items))
         return
@@ -384,10 +392,14 @@ def _emulated_report(item, call, report):
     item._tilefit_seconds = getattr(item, "_tilefit_seconds", 0.0) + (
         report.duration or 0.0
     )
-    if not (report.when == "call" or report.failed):
+    skipped = report.skipped and not hasattr(report, "wasxfail")
+    if not (report.when == "call" or report.failed or skipped):
         return
     nodeid = item.nodeid
-    if report.failed and call.excinfo is not None:
+    if skipped:
+        # Skipped (a marker, `pytest.skip`): a test of the suite all the same, listed as such.
+        outcome = "skipped"
+    elif report.failed and call.excinfo is not None:
         error = call.excinfo.value
         if _emulation.stop_reason(error) is not None:
             outcome = "stopped"
@@ -415,7 +427,7 @@ def _emulated_report(item, call, report):
             report.outcome = "skipped"
             path, line = item.location[0], (item.location[1] or 0) + 1
             report.longrepr = (path, line, f"tilefit: {outcome} under emulation")
-    elif hasattr(report, "wasxfail"):
+    elif hasattr(report, "wasxfail") and report.skipped:
         # Marked to fail, and it failed: what it (and the children it started) raised is what
         # the test expects.
         outcome = "xfailed"

@@ -36,6 +36,9 @@ pub struct Records {
     /// Under pytest: each test's outcome under emulation.
     #[serde(default)]
     pub tests: Vec<TestOutcome>,
+    /// Under pytest: how many tests the suite collected (before a split run took its share).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collected: Option<u64>,
     /// Value checks passed over: values a check read that emulation does not have.
     #[serde(default)]
     pub checks: Vec<ValueRead>,

@@ -78,7 +78,9 @@ pub fn shards(paths: &[impl AsRef<Path>]) -> Result<Shards, ReadError> {
         if !matches!(kind, Some(ReportKind::ProbeShard | ReportKind::ReplayShard)) {
             let kind = written.to_owned();
             return Err(Hinted::new(
-                format!("`{shown}` has the kind {kind:?}, not `probe-shard` or `replay-shard`"),
+                format!(
+                    "`{shown}` has the kind {kind:?}, not `probe-shard`, `replay-shard` or a capture shard's `capture` with its `shard`"
+                ),
                 SHARD_HINT,
             )
             .into());

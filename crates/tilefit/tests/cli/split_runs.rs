@@ -98,7 +98,7 @@ fn a_suite_split_over_processes_and_over_shards_gives_the_serial_runs_report() {
     // A launch over the RTX PRO 6000's budget, and a test that fails for real: exit 1.
     assert_eq!(run.code, 1, "{}\n{}", run.stderr, run.stdout);
     let whole = read(&serial);
-    assert_eq!(whole["targets"][0]["tests"].as_array().unwrap().len(), 11);
+    assert_eq!(whole["targets"][0]["tests"].as_array().unwrap().len(), 12);
     assert!(launches(&whole) > 20, "{whole}");
 
     // Four processes: each target's tests in two.
@@ -164,6 +164,32 @@ fn a_suite_split_over_processes_and_over_shards_gives_the_serial_runs_report() {
     assert_eq!(run.code, 2, "{}", run.stderr);
     assert!(run.stderr.contains("2/3"), "{}", run.stderr);
 
+    // A shard of another checkout of the suite (one more test collected) is refused.
+    let mut other = read(&shards[2]);
+    let collected = other["targets"][0]["records"]["collected"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(collected, 12);
+    other["targets"][0]["records"]["collected"] = (collected + 1).into();
+    let other_path = dir.join("shard-3-other.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let run = tilefit_with(
+        &[
+            "merge",
+            shards[0].to_str().unwrap(),
+            shards[1].to_str().unwrap(),
+            other_path.to_str().unwrap(),
+        ],
+        None,
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("ran different suites"),
+        "{}",
+        run.stderr
+    );
+
     for file in [&junit, &merged_junit] {
         junit_cases_are_tests_times_devices(file);
     }
@@ -177,9 +203,9 @@ fn junit_cases_are_tests_times_devices(path: &Path) {
     let suites = junit_parser::from_reader(file)
         .unwrap_or_else(|e| panic!("{}: not JUnit: {e}", path.display()));
     assert_eq!(suites.suites.len(), 2, "{suites:?}");
-    assert_eq!(suites.tests, 22);
+    assert_eq!(suites.tests, 24);
     for suite in &suites.suites {
-        assert_eq!(suite.cases.len(), 11, "{}", suite.name);
+        assert_eq!(suite.cases.len(), 12, "{}", suite.name);
         let device = suite.name.split(' ').next().unwrap();
         for case in &suite.cases {
             // The parser names a case `classname::name`; `original_name` is the name written.
@@ -202,7 +228,8 @@ fn junit_cases_are_tests_times_devices(path: &Path) {
             .map(|c| c.original_name.as_str())
             .collect();
         let skipped = suite.cases.iter().filter(|c| c.status.is_skipped()).count();
-        assert_eq!(skipped, 1, "{}", suite.name);
+        // The skipped test and the one marked to fail.
+        assert_eq!(skipped, 2, "{}", suite.name);
         if device == "rtx-pro-6000" {
             assert_eq!(
                 failing,
@@ -264,8 +291,8 @@ fn pytest_takes_its_own_options_for_workers_shards_and_junit() {
     assert_eq!(report["shard"]["count"], 2);
     // Shard 2 of 2 runs the tests 1, 3, 5... of the first target and 0, 2, 4... of the second.
     let tests = |t: usize| report["targets"][t]["tests"].as_array().unwrap().len();
-    assert_eq!((tests(0), tests(1)), (5, 6), "{report}");
+    assert_eq!((tests(0), tests(1)), (6, 6), "{report}");
     let file = std::io::BufReader::new(std::fs::File::open(&junit).unwrap());
     let suites = junit_parser::from_reader(file).unwrap();
-    assert_eq!(suites.tests, 11, "{suites:?}");
+    assert_eq!(suites.tests, 12, "{suites:?}");
 }

@@ -188,6 +188,26 @@ fn merge_target(
             }
         }
     }
+    // Shards of different checkouts of the suite split different lists of tests: a merge of
+    // them would drop some and count others twice.
+    let counts: Vec<(u64, &PathBuf)> = records
+        .iter()
+        .zip(group.iter().filter(|(t, _)| t.records.is_some()))
+        .filter_map(|(r, (_, path))| Some((r.collected?, *path)))
+        .collect();
+    if let Some((n, a)) = counts.first()
+        && let Some((m, b)) = counts.iter().find(|(m, _)| m != n)
+    {
+        return Err(Hinted::new(
+            format!(
+                "the shards ran different suites on {}: `{}` collected {n} tests, `{}` {m}",
+                base.device.device,
+                a.display(),
+                b.display()
+            ),
+            "run every shard on the same checkout, with the same arguments",
+        ));
+    }
     let report = TargetCapture {
         versions: BTreeMap::default(),
         calls: 0,
