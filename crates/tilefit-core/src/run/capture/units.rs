@@ -64,6 +64,11 @@ pub(super) fn run_all(
             let next = &next;
             scope.spawn(move || {
                 loop {
+                    // A cancelled run starts no more processes: the targets not started are
+                    // missing from the report, which says it is incomplete.
+                    if cancel.is_cancelled() {
+                        break;
+                    }
                     let index = next.fetch_add(1, Ordering::SeqCst);
                     let Some(unit) = units.get(index) else { break };
                     let device = &devices[unit.target];
