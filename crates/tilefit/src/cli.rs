@@ -367,6 +367,11 @@ pub struct CaptureArgs {
     /// one per target), failing with the kernel, the bytes, the budget and the fix.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// A folder the script may write to (repeat, or comma-separate). The script runs with a home,
+    /// caches and temp dir of its own, removed after; a write it makes anywhere else fails the
+    /// run, named (a capture leaves the machine as it found it).
+    #[arg(long, value_name = "DIR", value_delimiter = ',')]
+    pub allow_writes: Vec<PathBuf>,
     #[command(flatten)]
     pub compile: CompileArgs,
     /// Run this worker script instead of the embedded one (testing only).

@@ -45,24 +45,33 @@ def main(argv):
             file=sys.stderr,
         )
         return 3
-    from tilefit import _capture, _emulation, _inductor, _processes, _system
+    from tilefit import _audit, _capture, _emulation, _inductor, _processes, _system
 
     emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
     scratch = os.path.dirname(os.path.abspath(out))
-    _system.write_tools(
-        device,
-        os.path.join(scratch, f"bin-{os.getpid()}"),
-        os.path.abspath(device_file),
-    )
+    try:
+        _system.write_tools(
+            device,
+            os.path.join(scratch, f"bin-{os.getpid()}"),
+            os.path.abspath(device_file),
+        )
+    except _system.StandInError as error:
+        print(f"tilefit capture: {error}", file=sys.stderr)
+        return 4
     _system.install_libraries(device)
     os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
     # The tests of a suite this process runs, and where its progress goes (a split run): read
     # once here, so the script's own child processes never see them.
     _capture.TESTS = os.environ.pop("TILEFIT_CAPTURE_TESTS", None)
     _capture.PROGRESS = os.environ.pop("TILEFIT_CAPTURE_PROGRESS", None)
+    # The key the records are signed with, out of the script's reach in the environment.
+    key = os.environ.pop("TILEFIT_CAPTURE_KEY", "")
     if module == "pytest" and _capture.TESTS is not None:
         args = _with_plugin(args)
+    if module == "pytest" and "no:cacheprovider" not in args:
+        # pytest's cache (`.pytest_cache` in the suite's root) would be a trace of the capture.
+        args = ["-p", "no:cacheprovider", *args]
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
     _inductor.install(recorder, emulation)
@@ -81,7 +90,9 @@ def main(argv):
     _processes.child_environment(
         device_file, os.path.abspath(out) + ".d", _capture.USER_ROOTS, scratch
     )
-    _processes.install(recorder, emulation, out=os.path.abspath(out))
+    _processes.install(recorder, emulation, out=os.path.abspath(out), key=key)
+    # From here on, a write outside the scratch (and the folders the user allowed) is an error.
+    _audit.install(recorder, scratch)
     try:
         if module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)

@@ -28,7 +28,7 @@ import signal
 import sys
 import threading
 
-from tilefit import _capture
+from tilefit import _audit, _capture
 
 #: What a child process reads to emulate the same device and record into the same run.
 ENV_DEVICE = "TILEFIT_CAPTURE_DEVICE"
@@ -108,6 +108,7 @@ class _Run:
         self.written = False
         self.marked = False
         self.lock = threading.Lock()
+        self.sign = None
 
 
 _RUN = None
@@ -211,6 +212,26 @@ def _followed_environment(env):
     return env
 
 
+def _to_stand_in(args, kwargs):
+    """``subprocess`` arguments with a stood-in tool named by its path (``/usr/bin/nvidia-smi``)
+    run as the stand-in: under emulation the real tool is not reachable."""
+    from tilefit import _system
+
+    if kwargs.get("shell"):
+        return args, kwargs
+    executable = kwargs.get("executable")
+    if executable is not None and _system.stand_in_for(executable):
+        kwargs = {**kwargs, "executable": _system.stand_in_for(executable)}
+    if isinstance(args, (str, bytes, os.PathLike)):
+        return _system.stand_in_for(args) or args, kwargs
+    try:
+        first, rest = args[0], list(args[1:])
+    except (TypeError, IndexError, KeyError):
+        return args, kwargs
+    stand_in = _system.stand_in_for(first)
+    return ([stand_in, *rest] if stand_in else args), kwargs
+
+
 def _install_subprocess():
     """A Python child started with ``subprocess`` emulates the same device, whatever environment
     the script gave it, and is marked as it starts: killed before it could write anything, it
@@ -225,6 +246,7 @@ def _install_subprocess():
 
     def __init__(self, args, *rest, **kwargs):
         child = None
+        args, kwargs = _to_stand_in(args, kwargs)
         try:
             child = _python_child(args, kwargs.get("executable"))
             if child is not None and child[1] and not rest:
@@ -277,6 +299,7 @@ def write_records():
         run.written = True
         if run.out is not None and os.getpid() == run.pid:
             run.recorder.write(run.out)
+            run.sign(run.out)
             return
         folder = _children_folder()
         if folder is None:
@@ -465,12 +488,30 @@ def _after_fork_in_child():
     _on_terminate(run.recorder)
 
 
-def install(recorder, emulation, out=None):
+def _signer(key):
+    """A function that signs a records file with ``key`` (HMAC-SHA-256 of its bytes, in a
+    ``.sig`` file beside it): ``tilefit capture`` reads only records its recorder wrote. The key
+    stays in this closure, not in the environment."""
+    import hmac
+
+    secret = key.encode()
+
+    def sign(path):
+        with open(path, "rb") as f:
+            digest = hmac.new(secret, f.read(), "sha256").hexdigest()
+        with open(path + ".sig", "w", encoding="utf-8") as out:
+            out.write(digest + "\n")
+
+    return sign
+
+
+def install(recorder, emulation, out=None, key=""):
     """Record every thread and child process of this process's run into ``recorder``, each thread
-    in ``emulation``'s FakeTensor mode (the main process writes to ``out`` at exit; a child, into
-    the children folder)."""
+    in ``emulation``'s FakeTensor mode (the main process writes to ``out`` at exit, signed with
+    ``key``; a child, into the children folder)."""
     global _RUN
     _RUN = _Run(recorder, out)
+    _RUN.sign = _signer(key)
     _install_threads(recorder, emulation.mode)
     _install_multiprocessing(recorder)
     _install_subprocess()
@@ -573,6 +614,9 @@ def start_child():
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
     _inductor.install(recorder, emulation)
+    slots = os.environ.get(ENV_SLOTS)
+    if slots:
+        _audit.install(recorder, os.path.dirname(slots))
     roots = os.environ.get(ENV_ROOTS, "")
     _capture.USER_ROOTS.extend(r for r in roots.split(os.pathsep) if r)
     recorder.become_child("python", "subprocess", forked=False)

@@ -24,25 +24,64 @@ import sys
 TOOLS = {"cuda": ("nvidia-smi",), "hip": ("rocm-smi", "amd-smi")}
 
 
+#: The variable naming the stand-ins' folder (a child's ``subprocess`` call that names a real
+#: tool by its path runs the stand-in instead).
+ENV_TOOLS = "TILEFIT_CAPTURE_TOOLS"
+
+#: Every tool stood in.
+STOOD_IN = ("nvidia-smi", "rocm-smi", "amd-smi")
+
+
+class StandInError(Exception):
+    """The stand-in tools cannot run where they were written: the script would reach the real
+    ones after them on ``PATH``, and see the machine's GPU."""
+
+
 def write_tools(device, folder, device_file):
     """Write the stand-in tools into ``folder`` and put it first on this process's ``PATH`` (so
-    every subprocess the script starts finds them before any real one)."""
+    every subprocess the script starts finds them before any real one). Each is a ``/bin/sh``
+    script that starts this interpreter by its quoted path (a ``#!`` line would break on a path
+    with a space, one longer than the kernel reads, or an interpreter on a ``noexec`` mount); each
+    is checked to be runnable, and :class:`StandInError` says why not."""
+    import shlex
+
     os.makedirs(folder, exist_ok=True)
     package_root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for tool in ("nvidia-smi", "rocm-smi", "amd-smi"):
+    for tool in STOOD_IN:
         path = os.path.join(folder, tool)
+        code = (
+            f"import sys; sys.path.insert(0, {package_root!r}); "
+            "from tilefit._system import main; "
+            f"sys.exit(main({tool!r}, {device_file!r}, sys.argv[1:]))"
+        )
         with open(path, "w", encoding="utf-8") as out:
             out.write(
-                f"#!{sys.executable} -I\n"
-                "import sys\n"
-                f"sys.path.insert(0, {package_root!r})\n"
-                "from tilefit._system import main\n"
-                f"sys.exit(main({tool!r}, {device_file!r}, sys.argv[1:]))\n"
+                "#!/bin/sh\n"
+                f'exec {shlex.quote(sys.executable)} -I -c {shlex.quote(code)} "$@"\n'
             )
         os.chmod(
             path, os.stat(path).st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH
         )
+        if not os.access(path, os.X_OK):
+            raise StandInError(
+                f"tilefit's stand-in `{path}` cannot be run (its folder is on a noexec mount?): "
+                "the script would find the machine's real tool after it and see the real GPU; "
+                "point TILEFIT_CACHE_DIR at a folder on a mount that allows running programs"
+            )
     os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
+    os.environ[ENV_TOOLS] = folder
+
+
+def stand_in_for(program):
+    """The stand-in to run for ``program`` when it names a stood-in tool by a path (the real
+    ``/usr/bin/nvidia-smi``), else None."""
+    folder = os.environ.get(ENV_TOOLS)
+    if not folder or not isinstance(program, (str, bytes, os.PathLike)):
+        return None
+    name = os.path.basename(os.fsdecode(os.fspath(program)))
+    if name not in STOOD_IN:
+        return None
+    return os.path.join(folder, name)
 
 
 def _gap(device, what, tool):

@@ -12,6 +12,8 @@
 //!   detection) and a pool that runs jobs on N of them, one arch per process, replacing any that
 //!   crash, hang or garble the protocol. A worker's fault fails only the job it was running.
 //! - `zygote`: fork servers, one per arch, that start workers in milliseconds.
+//! - `folders`: tilefit's own folders (cache, scratch): private, this user's, never a link; the
+//!   sweep of killed runs' scratch.
 //! - `toolchain`: the Python + Triton environments (managed, or the user's).
 //! - `cache`: the versioned result cache, atomic writes, broken entries recomputed.
 //! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
@@ -24,6 +26,7 @@
 //! Nothing here prints; progress goes to a callback as [`Event`]s.
 
 pub mod cache;
+pub mod folders;
 
 pub mod inspect;
 pub mod outcome;

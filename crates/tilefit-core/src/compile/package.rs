@@ -15,6 +15,7 @@ pub const PACKAGE: &[(&str, &str)] = &[
         "_autograd.py",
         include_str!("../../python/tilefit/_autograd.py"),
     ),
+    ("_audit.py", include_str!("../../python/tilefit/_audit.py")),
     (
         "_capture.py",
         include_str!("../../python/tilefit/_capture.py"),

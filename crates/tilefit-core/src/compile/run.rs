@@ -112,18 +112,21 @@ impl Scratch {
         }
     }
 
-    /// A fresh folder under tilefit's cache, unique to this process and `label`. The first in a
-    /// process sweeps what killed runs left: folders older than [`STALE_SCRATCH`] whose process is
-    /// gone.
+    /// A fresh folder under tilefit's cache, unique to this process and `label`, made private with
+    /// tilefit's marker. The first in a process sweeps what killed runs left: marked folders older
+    /// than [`STALE_SCRATCH`] whose process is gone.
     pub fn new(cache_dir: &Path, label: &str) -> Scratch {
         static SWEPT: std::sync::Once = std::sync::Once::new();
-        SWEPT.call_once(|| sweep_stale(&cache_dir.join("scratch"), STALE_SCRATCH));
+        SWEPT.call_once(|| super::folders::sweep_stale(&cache_dir.join("scratch"), STALE_SCRATCH));
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let path = cache_dir
             .join("scratch")
             .join(format!("{label}-{}-{nanos}", std::process::id()));
+        // Private, with tilefit's marker (what the sweep looks for). Where it cannot be made, the
+        // user of the path meets the error first, naming it.
+        let _ = super::folders::make_scratch(&path);
         Scratch { path, kept: false }
     }
 
@@ -135,63 +138,6 @@ impl Scratch {
 
 /// How old a scratch folder of a process that is gone must be before it is swept.
 pub const STALE_SCRATCH: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
-
-/// The process a scratch folder's name records (`LABEL-PID-NANOS`).
-fn owner(name: &str) -> Option<u32> {
-    let mut parts = name.rsplitn(3, '-');
-    let _nanos = parts.next()?.parse::<u128>().ok()?;
-    parts.next()?.parse().ok()
-}
-
-/// Remove the scratch folders under `root` that are older than `age` and whose process is gone
-/// (a killed run's); never a link, never anything not named as tilefit names them.
-pub fn sweep_stale(root: &Path, age: std::time::Duration) {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(pid) = owner(&name) else { continue };
-        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
-            continue;
-        };
-        let old = meta
-            .modified()
-            .ok()
-            .and_then(|m| m.elapsed().ok())
-            .is_some_and(|e| e >= age);
-        let gone = pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists();
-        if meta.is_dir() && old && gone {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
-#[cfg(test)]
-mod scratch_tests {
-    use super::*;
-
-    #[test]
-    fn only_old_folders_of_gone_processes_are_swept() {
-        let root = std::env::temp_dir().join(format!("tilefit-sweep-{}", std::process::id()));
-        // A process id no process has (above the kernel's pid_max).
-        let gone = root.join("emit-files-4194999-1");
-        let mine = root.join(format!("probe-{}-2", std::process::id()));
-        let other = root.join("notes");
-        for dir in [&gone, &mine, &other] {
-            std::fs::create_dir_all(dir).unwrap();
-        }
-        sweep_stale(&root, std::time::Duration::from_secs(3600));
-        assert!(gone.exists(), "a fresh folder is kept");
-        sweep_stale(&root, std::time::Duration::ZERO);
-        let (g, m, o) = (gone.exists(), mine.exists(), other.exists());
-        let _ = std::fs::remove_dir_all(&root);
-        assert!(!g, "an old folder of a gone process is swept");
-        assert!(m && o, "this process's folder and a foreign name are kept");
-        assert_eq!(owner("emit-files-12-34"), Some(12));
-        assert_eq!(owner("x"), None);
-    }
-}
 
 impl Drop for Scratch {
     fn drop(&mut self) {

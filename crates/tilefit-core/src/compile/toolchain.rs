@@ -139,6 +139,9 @@ pub enum ToolchainError {
         /// The version asked for.
         wanted: String,
     },
+    /// tilefit's own folder is not safe to use.
+    #[error("cannot use tilefit's folder: {0}")]
+    Private(#[from] super::folders::FolderError),
     /// Filesystem trouble in the cache directory.
     #[error("cannot use the folder `{path}`: {reason}")]
     Folder {
@@ -168,6 +171,7 @@ impl ToolchainError {
             }
             ToolchainError::BadVersion { suggestion, .. } => format!("name a release as PyPI lists it, e.g. `--triton {}`", suggestion.as_deref().unwrap_or(DEFAULT_TRITON_VERSION)),
             ToolchainError::VersionMismatch { found, .. } => format!("drop `--triton` to use that interpreter's Triton {found}, or drop `--python`/`TILEFIT_PYTHON` to let tilefit provision the version asked for"),
+            ToolchainError::Private(error) => error.hint(),
             ToolchainError::Folder { .. } => "point `TILEFIT_CACHE_DIR` at a writable folder, or unset it to use `~/.cache/tilefit`".to_owned(),
         }
     }
@@ -503,41 +507,17 @@ pub fn tail(text: &str, max: usize) -> String {
     format!("...{}", &trimmed[start..])
 }
 
-/// tilefit's cache directory, checked before any work: made when missing, and an error naming
-/// the variable when it is a file or cannot be made.
+/// tilefit's cache directory, checked before any work: made private when missing; refused, with
+/// its path and why, when it is a file, a link, another user's or writable by others
+/// ([`super::folders`]).
 pub fn usable_cache_dir() -> Result<PathBuf, ToolchainError> {
-    let dir = default_cache_dir();
-    let from = if std::env::var_os("TILEFIT_CACHE_DIR").is_some() {
-        "TILEFIT_CACHE_DIR"
-    } else {
-        "the cache folder"
-    };
-    if dir.exists() && !dir.is_dir() {
-        return Err(ToolchainError::Folder {
-            path: dir.display().to_string(),
-            reason: format!("{from} names a file, not a folder"),
-        });
-    }
-    std::fs::create_dir_all(&dir).map_err(|e| ToolchainError::Folder {
-        path: dir.display().to_string(),
-        reason: format!("{from} cannot be made: {e}"),
-    })?;
-    Ok(dir)
+    super::folders::usable_cache().map_err(ToolchainError::Private)
 }
 
 /// tilefit's cache directory: `TILEFIT_CACHE_DIR`, else `$XDG_CACHE_HOME/tilefit`, else
-/// `~/.cache/tilefit`.
+/// `~/.cache/tilefit`, else a folder of this user's in the temp dir; always absolute.
 pub fn default_cache_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("TILEFIT_CACHE_DIR") {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
-        return PathBuf::from(dir).join("tilefit");
-    }
-    std::env::var_os("HOME").map_or_else(
-        || std::env::temp_dir().join("tilefit-cache"),
-        |home| PathBuf::from(home).join(".cache").join("tilefit"),
-    )
+    super::folders::configured()
 }
 
 impl crate::hint::Hint for ToolchainError {

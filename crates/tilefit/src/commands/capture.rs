@@ -27,6 +27,7 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
         allow_empty: args.allow_empty,
         allow_stopped: args.allow_stopped,
         shard,
+        writable: &args.allow_writes,
     };
     let mut echo = crate::progress::ScriptEcho::new(progress);
     let report = capture::capture(

@@ -94,7 +94,8 @@ fn the_emulated_device_answers_from_the_table_per_backend() {
     let (run, report) = capture(
         &fixture("props.py"),
         "rtx-pro-6000,mi300x,sm_90",
-        &["--allow-empty"],
+        // It writes what it saw into `out`: allowed, as a capture's writes must be.
+        &["--allow-empty", "--allow-writes", out.to_str().unwrap()],
         &[out.to_str().unwrap()],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
@@ -575,7 +576,7 @@ fn the_vendor_tools_and_nvml_answer_for_the_emulated_device() {
     let (run, report) = capture(
         &fixture("system_query.py"),
         "h100,mi300x",
-        &["--allow-empty"],
+        &["--allow-empty", "--allow-writes", out.to_str().unwrap()],
         &[out.to_str().unwrap()],
     );
     assert_eq!(run.code, 0, "{}", run.stderr);

@@ -18,6 +18,7 @@ mod hostile_files;
 mod inductor;
 mod listed;
 mod live;
+mod no_trace;
 mod one_pipeline;
 mod probe;
 mod python;

@@ -63,4 +63,7 @@ pub struct CaptureRun<'a> {
     /// Run only this shard of the run (`--shard K/N`): a test suite's share of every target's
     /// tests, a script's share of the targets.
     pub shard: Option<crate::plan::shard::Shard>,
+    /// Folders besides its scratch the script may write to (`--allow-writes`): a write anywhere
+    /// else fails the run.
+    pub writable: &'a [std::path::PathBuf],
 }

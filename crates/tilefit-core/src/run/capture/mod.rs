@@ -5,9 +5,11 @@
 //! The emulation is tilefit's Python package (`compile::package`), written to the run's scratch
 //! folder. One [`Pipeline`] serves the whole run: every target's compiles and the fixes of its
 //! launches share its workers and its scratch folder. `target` runs one target's process;
-//! `compiles` compiles its distinct launches and judges them.
+//! `compiles` compiles its distinct launches and judges them; `environment` gives each target's
+//! script a home, caches and temp dir of its own, so a capture leaves the machine as it found it.
 
 mod compiles;
+mod environment;
 mod error;
 mod merge;
 pub mod parts;

@@ -77,6 +77,13 @@ pub(super) fn run_target(
         )
         // Under pytest, the tilefit plugin writes its tests done and collected here.
         .env("TILEFIT_CAPTURE_PROGRESS", progress);
+    super::environment::apply(&mut command, scratch, index, run.writable)
+        .map_err(|(dir, e)| CaptureError::Scratch(dir.display().to_string(), e))?;
+    // The key the recorder signs its records with: read and removed from the environment before
+    // the script runs, so a records file the script wrote itself shows.
+    let key = crate::digest::random_key()
+        .map_err(|e| CaptureError::Scratch("/dev/urandom".to_owned(), e))?;
+    command.env("TILEFIT_CAPTURE_KEY", &key);
     if let Some(tests) = tests {
         // The tests of the suite this process runs (`parts::Selection`).
         command.env("TILEFIT_CAPTURE_TESTS", tests);
@@ -115,7 +122,8 @@ pub(super) fn run_target(
             children,
         ));
     }
-    let records = capture::read(&records_file).map_err(|e: RecordsError| e.to_string());
+    let records = signed(&records_file, &key)
+        .and_then(|()| capture::read(&records_file).map_err(|e: RecordsError| e.to_string()));
     let records = match records {
         Ok(records) if !records.complete => {
             Err("the records are not whole: the run did not reach its end (interrupted)".to_owned())
@@ -134,6 +142,20 @@ pub(super) fn run_target(
         records
     });
     Ok((process, records, runs))
+}
+
+/// Whether the records file is what the recorder wrote: its signature (`.sig` beside it) is the
+/// HMAC of its bytes under the run's key.
+fn signed(records: &Path, key: &str) -> Result<(), String> {
+    let mut sig = records.as_os_str().to_owned();
+    sig.push(".sig");
+    let text = std::fs::read(records).map_err(|e| format!("cannot read the records: {e}"))?;
+    let said = std::fs::read_to_string(&sig).unwrap_or_default();
+    if said.trim() == crate::digest::hmac_sha256(key.as_bytes(), &text) {
+        Ok(())
+    } else {
+        Err("the records file is not the one tilefit's recorder wrote (its signature does not match): something in the run wrote to it".to_owned())
+    }
 }
 
 /// How the script's process ended, as the report keeps it.
