@@ -358,6 +358,12 @@ def _constexpr(value):
 
     if isinstance(value, tl.constexpr):
         value = value.value
+    if _wide_int(value, 2**63):
+        # Triton takes any int as a constexpr; a spec's TOML holds 64-bit signed integers.
+        raise _Unsupported(
+            f"an int of {value.bit_length()} bits ({_scope._short(value)}) passed as a "
+            "constexpr: tilefit's spec carries integers from -2**63 to 2**63-1 to a compile"
+        )
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, tl.dtype):
@@ -374,7 +380,14 @@ def _constexpr(value):
         )
     if hasattr(value, "dtype") and hasattr(value, "shape"):
         raise _Unsupported("a tensor passed as a constexpr")
-    raise _Unsupported(f"a {type(value).__name__} ({value!r}) passed as a constexpr")
+    raise _Unsupported(
+        f"a {_scope._type_name(value)} ({_scope._short(value)}) passed as a constexpr"
+    )
+
+
+def _wide_int(value, end):
+    """Whether ``value`` is an int outside ``-2**63 .. end - 1``."""
+    return isinstance(value, int) and not -(2**63) <= value < end
 
 
 class _Unsupported(Exception):
@@ -393,8 +406,14 @@ def _argument(name, value):
             kind = "i32"
         elif -(2**63) <= value < 2**63:
             kind = "i64"
-        else:
+        elif 2**63 <= value < 2**64:
             kind = "u64"
+        else:
+            # Triton's own launch refuses it (OverflowError in its specialization).
+            raise _Unsupported(
+                f"argument `{name}` is an int of {value.bit_length()} bits: Triton refuses it "
+                "at the launch (integer to be specialized too large to represent)"
+            )
         return {"type": kind, "value": value}
     if isinstance(value, float):
         # The JIT types every float fp32 whatever its value; the value is kept (a non-finite one
@@ -462,6 +481,10 @@ def _globals(jit):
         value = fn.__globals__[name]
         if isinstance(value, tl.constexpr):
             value = value.value
+        if _wide_int(value, 2**64):
+            # For the report only (the scope file carries it exactly): JSON readers take
+            # 64-bit ints, and a long one may not even convert to text.
+            continue
         if value is None or isinstance(value, (bool, int, float, str)):
             found[name] = value
         elif isinstance(value, tl.dtype):

@@ -27,6 +27,7 @@ mod report;
 mod resources;
 mod saved;
 mod scale;
+mod scope_values;
 mod split_runs;
 mod toolchain;
 mod whole_run;
