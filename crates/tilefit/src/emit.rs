@@ -119,8 +119,7 @@ fn write_all<R>(
         match destination {
             Destination::Stdout => output::print(&text)?,
             Destination::File(path) => {
-                std::fs::write(path, text)
-                    .with_context(|| format!("writing `{}`", path.display()))?;
+                tilefit_core::write::write_file(path, &text)?;
                 if *format == Format::Html {
                     output::note(&format!(
                         "tilefit: wrote the cliff map to {}",
@@ -129,13 +128,7 @@ fn write_all<R>(
                 }
             }
             Destination::Append(path) => {
-                let mut file = std::fs::OpenOptions::new()
-                    .create(true)
-                    .append(true)
-                    .open(path)
-                    .with_context(|| format!("opening `{}`", path.display()))?;
-                std::io::Write::write_all(&mut file, format!("{text}\n").as_bytes())
-                    .with_context(|| format!("writing `{}`", path.display()))?;
+                tilefit_core::write::append_file(path, &format!("{text}\n"))?;
             }
         }
     }
@@ -176,7 +169,7 @@ pub fn emit_configs(
             "the recommended configs per arch",
         )
     };
-    std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+    tilefit_core::write::write_file(path, &text)?;
     output::note(&format!("tilefit: wrote {what} to {}", path.display()));
     Ok(())
 }
@@ -215,19 +208,23 @@ pub fn finish_probe(
         report.stats.complete &= files.as_ref().is_ok_and(|f| f.complete);
     }
     emit(report, &outputs.output)?;
+    // The report is out: a file that cannot be written now is reported and fails the run, and
+    // the gate still says its piece.
+    let mut written = exit_codes::OK;
     if let Some(path) = &outputs.emit_configs {
-        emit_configs(report, path)?;
+        written = written.max(reported(emit_configs(report, path)));
     }
     // `emit_files` says itself when the files were interrupted.
     let emitted = fixed.is_some();
     if let Some((files, dir)) = fixed {
-        emit_files(&files?, dir)?;
+        let files = files.map_err(anyhow::Error::from);
+        written = written.max(reported(files.and_then(|files| emit_files(&files, dir))));
     }
     let mut output = outputs.output.clone();
     if outputs.emit_files.is_some() && !output.fail_on.contains(&Rule::UnreadableFiles) {
         output.fail_on.push(Rule::UnreadableFiles);
     }
-    let code = finish(report, &output)?;
+    let code = finish(report, &output)?.max(written);
     if report.stats.complete {
         return Ok(code);
     }
@@ -374,12 +371,51 @@ fn exit_code(outcome: &Outcome) -> u8 {
     }
 }
 
-/// Write a shard's results to `--json` (`-` for stdout) and say what to do with them; exit 2 if
-/// a job failed.
+/// An output written after the report: its error, if any, shown as a failed command's is
+/// (`error:`, its causes, its hint) and turned into the exit code of a tool failure.
+fn reported(result: anyhow::Result<()>) -> u8 {
+    match result {
+        Ok(()) => exit_codes::OK,
+        Err(error) => {
+            crate::failure::report(&error);
+            exit_codes::BAD_INPUT_OR_TOOL_FAILURE
+        }
+    }
+}
+
 /// `--emit-spec DIR`: the probe specs a capture's launches make, written below `DIR`, and a note.
-pub fn emit_specs(specs: &[(String, String)], dir: &std::path::Path) -> anyhow::Result<()> {
-    for (name, text) in specs {
-        tilefit_core::write::write_below(dir, name, text)?;
+/// Called once the report is out; a file that cannot be written is reported and the others are
+/// written: the exit code says whether all were.
+pub fn emit_specs<E>(specs: Result<Vec<(String, String)>, E>, dir: &std::path::Path) -> u8
+where
+    E: std::error::Error + Send + Sync + 'static,
+{
+    let specs = match specs {
+        Ok(specs) => specs,
+        Err(e) => {
+            return reported(Err(anyhow::Error::from(e).context(format!(
+                "--emit-spec: the probe specs cannot be written as TOML, nothing written to `{}`",
+                dir.display()
+            ))));
+        }
+    };
+    // A folder that cannot be had is one error, not one per file.
+    if !specs.is_empty()
+        && let Err(e) = tilefit_core::write::prepare_dir(dir)
+    {
+        reported(Err(e.into()));
+        crate::output::note(&format!(
+            "tilefit: --emit-spec: nothing written to {} (the report above is whole)",
+            dir.display()
+        ));
+        return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
+    }
+    let mut failed = 0;
+    for (name, text) in &specs {
+        if let Err(e) = tilefit_core::write::write_below(dir, name, text) {
+            failed += 1;
+            reported(Err(e.into()));
+        }
     }
     let toml = specs
         .iter()
@@ -389,19 +425,27 @@ pub fn emit_specs(specs: &[(String, String)], dir: &std::path::Path) -> anyhow::
                 .is_some_and(|e| e == "toml")
         })
         .count();
+    if failed > 0 {
+        crate::output::note(&format!(
+            "tilefit: --emit-spec: {failed} of {} files were not written to {} (the report above is whole)",
+            specs.len(),
+            dir.display()
+        ));
+        return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
+    }
     if toml == 0 {
         // Nothing was written, so no folder was made: say so instead of naming one.
         crate::output::note(&format!(
             "tilefit: --emit-spec: no probe spec to write (no launch was compiled), nothing written to {}",
             dir.display()
         ));
-        return Ok(());
+        return exit_codes::OK;
     }
     crate::output::note(&format!(
         "tilefit: wrote {toml} probe specs (per device, each kernel's captured configs) to {}",
         dir.display()
     ));
-    Ok(())
+    exit_codes::OK
 }
 
 /// `--dump-jobs FILE`: the jobs a probe would compile, as JSON, and a note.
@@ -409,8 +453,7 @@ pub fn emit_jobs(
     jobs: &[tilefit_core::vocab::CompileJob],
     path: &std::path::Path,
 ) -> anyhow::Result<u8> {
-    std::fs::write(path, serde_json::to_string_pretty(jobs)? + "\n")
-        .with_context(|| format!("writing `{}`", path.display()))?;
+    tilefit_core::write::write_file(path, &(serde_json::to_string_pretty(jobs)? + "\n"))?;
     crate::output::note(&format!(
         "tilefit: wrote {} jobs to {}",
         jobs.len(),
@@ -419,6 +462,8 @@ pub fn emit_jobs(
     Ok(crate::exit_codes::OK)
 }
 
+/// Write a shard's results to `--json` (`-` for stdout) and say what to do with them; exit 2 if
+/// a job failed.
 pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u8> {
     let path = args.json.as_deref().unwrap_or("-");
     let (compiled, failed, total) = shard.tally();
@@ -427,7 +472,7 @@ pub fn emit_shard(shard: &impl ShardFile, args: &OutputArgs) -> anyhow::Result<u
     if path == "-" {
         output::print(&text)?;
     } else {
-        std::fs::write(path, text).with_context(|| format!("writing `{path}`"))?;
+        tilefit_core::write::write_file(Path::new(path), &text)?;
     }
     output::note(&format!(
         "tilefit: shard {shard_name} compiled {compiled} of the run's {total} jobs{}; merge every shard with `tilefit merge`",
@@ -454,7 +499,7 @@ pub fn finish_capture(
 ) -> anyhow::Result<u8> {
     if let Some(path) = junit {
         let text = tilefit_core::render::Exporter::export(&tilefit_core::render::Junit, report);
-        std::fs::write(path, text).with_context(|| format!("writing `{}`", path.display()))?;
+        tilefit_core::write::write_file(path, &text)?;
     }
     let mut output = args.clone();
     if output.fail_on.is_empty() {
@@ -465,14 +510,43 @@ pub fn finish_capture(
     }
     emit_without_html(report, &output)?;
     let code = finish(report, &output)?;
-    // An interrupted run is the tool's: no verdict of the missing targets can be trusted.
-    if report.incomplete {
-        return Ok(exit_codes::BAD_INPUT_OR_TOOL_FAILURE);
+    Ok(code.max(failed_closed_code(report.failed_closed().as_ref())))
+}
+
+/// The exit code of a capture that failed closed (`capture`, `report` and `diff` of one): an
+/// interrupted run is the tool's (2), a target that failed is the gate's (1).
+pub fn failed_closed_code(failed: Option<&tilefit_core::model::capture::FailedClosed>) -> u8 {
+    use tilefit_core::model::capture::FailedClosed;
+    match failed {
+        None => exit_codes::OK,
+        Some(FailedClosed::Incomplete) => exit_codes::BAD_INPUT_OR_TOOL_FAILURE,
+        Some(FailedClosed::Targets(_)) => exit_codes::GATE_FAILED,
     }
-    let failed = report.targets.iter().any(|t| !t.failures.is_empty());
-    Ok(if failed {
-        code.max(exit_codes::GATE_FAILED)
-    } else {
-        code
-    })
+}
+
+/// `diff`'s word on a new capture that failed closed, and its exit code (as
+/// [`failed_closed_code`]): what it did not judge cannot be compared, and an empty diff of it
+/// would read as a pass.
+pub fn failed_closed_diff(
+    new: &Path,
+    failed: Option<&tilefit_core::model::capture::FailedClosed>,
+) -> u8 {
+    use tilefit_core::model::capture::FailedClosed;
+    match failed {
+        None => {}
+        Some(FailedClosed::Incomplete) => output::note(&format!(
+            "tilefit: `{}` is a capture an interrupt cut short: its missing targets were not compared",
+            new.display()
+        )),
+        Some(FailedClosed::Targets(lines)) => {
+            output::note(&format!(
+                "tilefit: `{}` is a capture that failed closed: what it did not judge was not compared",
+                new.display()
+            ));
+            for line in lines {
+                output::note(&format!("tilefit:   {line}"));
+            }
+        }
+    }
+    failed_closed_code(failed)
 }

@@ -432,10 +432,12 @@ impl crate::hint::Hint for RecordsError {
     }
 }
 
-/// Read one run's records. A scope file whose text is not the digest it is filed under is an
-/// error naming it; a launch naming a scope the records do not hold cannot be compiled, and says so.
+/// Read one run's records. A string holding a control character (a kernel's global message with
+/// a tab, a coloured exception) is kept as its escaped text, never a lost target. A scope file
+/// whose text is not the digest it is filed under is an error naming it; a launch naming a scope
+/// the records do not hold cannot be compiled, and says so.
 pub fn read(path: &Path) -> Result<Records, RecordsError> {
-    of_value(untrusted::read_json(path)?, path)
+    of_value(untrusted::read_json_escaping(path)?, path)
 }
 
 impl Records {
@@ -536,16 +538,24 @@ mod tests {
     }
 
     #[test]
-    fn a_record_with_a_control_character_is_refused_with_its_field() {
-        let error = read_text(
-            "escape",
-            r#"{"launches": [{"kernel": {"file": "a\u001b[31m.py", "function": "k", "line": 1, "digest": "x"}}]}"#,
-        );
-        assert!(
-            error.contains("kernel.file") || error.contains("file"),
-            "{error}"
-        );
-        assert!(!error.contains('\u{1b}'), "{error}");
+    fn a_string_with_a_control_character_is_one_escaped_field() {
+        let path = std::env::temp_dir().join(format!(
+            "tilefit-records-{}-escaped.json",
+            std::process::id()
+        ));
+        std::fs::write(
+            &path,
+            r#"{"launches": [{"kernel": {"file": "a\u001b[31m.py", "function": "k", "line": 1, "digest": "x"}, "globals": {"MSG": "bad\tvalue\n"}}], "errors": [{"error": "\u001b[31mboom\u001b[0m\r", "traceback": "a\tb"}]}"#,
+        )
+        .unwrap();
+        let records = read(&path);
+        let _ = std::fs::remove_file(&path);
+        let records = records.unwrap();
+        assert_eq!(records.launches[0].kernel.file, "a\\u{1b}[31m.py");
+        assert_eq!(records.launches[0].globals["MSG"], "bad\\tvalue\\n");
+        // A message keeps its text: every renderer escapes it when it prints.
+        assert_eq!(records.errors[0].error, "\u{1b}[31mboom\u{1b}[0m\r");
+        assert_eq!(records.errors[0].traceback, "a\tb");
     }
 
     #[test]

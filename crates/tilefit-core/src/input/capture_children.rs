@@ -49,7 +49,7 @@ pub fn read(folder: &Path) -> Vec<Child> {
     let mut children = Vec::new();
     for pid in pids.into_iter().take(MAX_CHILDREN) {
         let marker = folder.join(format!("child-{pid}.started"));
-        let process = untrusted::read_json(&marker)
+        let process = untrusted::read_json_escaping(&marker)
             .ok()
             .and_then(|v| serde_json::from_value::<Marker>(v).ok())
             .map_or_else(

@@ -1,13 +1,17 @@
 //! Files another machine wrote (saved reports, shards, config exports) read as hostile: before
 //! one is turned into typed data, every string in it is checked, so a path, a name or a version
 //! holding a newline, an escape sequence or a bidirectional override is an error naming the file's
-//! field, never text that reaches a log or generated code. Only fields that carry a compiler's or
-//! a worker's words may hold a newline or a tab. Part of the input stage.
+//! field, never text that reaches a log or generated code. Only fields that carry a compiler's, a
+//! worker's or a captured script's words may hold control characters (a script's output has
+//! tabs, carriage returns and colour codes): every renderer escapes them when it prints
+//! (`escape`), and a report tilefit wrote must always read back. Records a captured script's
+//! process wrote are read with [`read_json_escaping`]: a name or value holding a control
+//! character becomes its escaped text, one field, never a lost target. Part of the input stage.
 
 use serde_json::Value;
 
-/// Fields whose text is a message (a compile diagnostic, a worker's stderr): newlines and tabs
-/// are allowed there, no other control character.
+/// Fields whose text is a message (a compile diagnostic, a worker's stderr, a captured script's
+/// output, error and traceback): any control character is allowed there, escaped when printed.
 const MESSAGE_FIELDS: &[&str] = &[
     "message",
     "diagnostic",
@@ -20,6 +24,12 @@ const MESSAGE_FIELDS: &[&str] = &[
     "fallback",
     // A captured kernel's scope file: Python source (its own text escaped by `repr`).
     "scopes",
+    // A captured script's output, and a target's or child's failure (which quotes it).
+    "stdout_tail",
+    "stderr_tail",
+    "failure",
+    // The captured script's arguments, as the user gave them.
+    "script_args",
 ];
 
 /// The most strings one file may hold: far above any report tilefit writes (a 10,000-config
@@ -85,6 +95,68 @@ pub fn read_json(path: &std::path::Path) -> Result<Value, UntrustedError> {
     Ok(json)
 }
 
+/// Read a JSON file a captured script's process wrote (its records): parsed, and every string
+/// or key outside a message that holds a control character replaced by its escaped text
+/// (`escape::control`), so one bad string is one escaped field. The escaped text is what every
+/// report shows of it anyway; nothing is compiled from it (a kernel compiles from its scope file,
+/// a message field, kept whole).
+pub fn read_json_escaping(path: &std::path::Path) -> Result<Value, UntrustedError> {
+    let shown = crate::escape::control(&path.display().to_string()).into_owned();
+    let text = std::fs::read(path).map_err(|source| UntrustedError::Io {
+        path: shown.clone(),
+        source,
+    })?;
+    let mut json: Value = serde_json::from_slice(&text).map_err(|e| UntrustedError::NotJson {
+        path: shown.clone(),
+        detail: e.to_string(),
+    })?;
+    let mut seen = 0usize;
+    escape_strings(&mut json, false, &mut seen).map_err(|detail| UntrustedError::Field {
+        path: shown,
+        detail,
+    })?;
+    Ok(json)
+}
+
+/// [`read_json_escaping`]'s walk: strings and keys outside messages escaped in place.
+fn escape_strings(value: &mut Value, message: bool, seen: &mut usize) -> Result<(), String> {
+    *seen += 1;
+    if *seen > MAX_STRINGS {
+        return Err(format!(
+            "more than {MAX_STRINGS} values: not a file tilefit wrote"
+        ));
+    }
+    let escaped = |text: &str, message: bool| -> Option<String> {
+        text.chars()
+            .any(|c| forbidden(c, message))
+            .then(|| crate::escape::control(text).into_owned())
+    };
+    match value {
+        Value::String(text) => {
+            if let Some(safe) = escaped(text, message) {
+                *text = safe;
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                escape_strings(item, message, seen)?;
+            }
+        }
+        Value::Object(map) => {
+            let entries = std::mem::take(map);
+            for (key, mut item) in entries {
+                let inner = message || MESSAGE_FIELDS.contains(&key.as_str());
+                escape_strings(&mut item, inner, seen)?;
+                // A key is a name, even in a message.
+                let key = escaped(&key, false).unwrap_or(key);
+                map.insert(key, item);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// Where a value sits in the file, as `results[3].kernel.file`.
 fn field_path(path: &[String]) -> String {
     if path.is_empty() {
@@ -102,9 +174,9 @@ fn field_path(path: &[String]) -> String {
     out
 }
 
-/// What no field may hold ([`crate::escape`]'s set), less the newline and the tab in a message.
+/// What no field but a message may hold ([`crate::escape`]'s set).
 fn forbidden(c: char, message: bool) -> bool {
-    !(message && (c == '\n' || c == '\t')) && crate::escape::is_unsafe(c)
+    !message && crate::escape::is_unsafe(c)
 }
 
 /// The first string (or object key) of `value` holding a character no field of its kind may hold:
@@ -224,8 +296,9 @@ mod tests {
         let e = check_strings(&bad).unwrap_err();
         assert!(e.contains("`results[1].kernel.file`"), "{e}");
         assert!(e.contains("U+000A"), "{e}");
-        let escape = serde_json::json!({"error": {"message": "x\u{1b}[2J"}});
-        assert!(check_strings(&escape).is_err());
+        // A message may hold any control character (a script's colours): escaped when printed.
+        let escape = serde_json::json!({"error": {"message": "x\u{1b}[2J\r"}});
+        assert_eq!(check_strings(&escape), Ok(()));
         let key = serde_json::json!({"by_arch": {"sm_90\n": 1}});
         assert!(check_strings(&key).unwrap_err().contains("by_arch"));
     }

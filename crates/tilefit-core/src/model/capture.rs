@@ -195,6 +195,41 @@ impl FailureCode {
     }
 }
 
+/// Why a capture fails whatever its verdicts say (the capture gate's fail-closed part, one
+/// decision for `capture`, `report` and `diff`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FailedClosed {
+    /// An interrupt cut the run short: no verdict of the missing targets can be trusted.
+    Incomplete,
+    /// Targets whose run failed (a script error, records not whole, a launch not judged, nothing
+    /// launched...): each as `device: code: message`.
+    Targets(Vec<String>),
+}
+
+impl CaptureReport {
+    /// Whether the capture failed closed, and why (`None`: its verdicts decide).
+    pub fn failed_closed(&self) -> Option<FailedClosed> {
+        if self.incomplete {
+            return Some(FailedClosed::Incomplete);
+        }
+        let lines: Vec<String> = self
+            .targets
+            .iter()
+            .flat_map(|t| {
+                t.failures.iter().map(|f| {
+                    format!(
+                        "{}: {}: {}",
+                        t.device.device,
+                        f.code.as_str(),
+                        crate::escape::control(&f.message)
+                    )
+                })
+            })
+            .collect();
+        (!lines.is_empty()).then_some(FailedClosed::Targets(lines))
+    }
+}
+
 /// One reason a target fails.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetFailure {

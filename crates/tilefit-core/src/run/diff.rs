@@ -34,12 +34,26 @@ impl crate::hint::Hint for DiffError {
     }
 }
 
-/// The diffs of `old` against `new`, or of one matrix's versions (`new` left out); with the notes
-/// worth printing (an edited kernel).
-pub fn diffs(old: &Path, new: Option<&Path>) -> Result<(Vec<ReportDiff>, Vec<String>), DiffError> {
+/// What `diff` found: the diffs, the notes worth printing (an edited kernel), and whether the
+/// new report is a capture that failed closed (its diff alone would read as a pass).
+pub struct Diffs {
+    /// One per pair compared.
+    pub diffs: Vec<ReportDiff>,
+    /// Notes for stderr.
+    pub notes: Vec<String>,
+    /// The new capture's fail-closed reason, when it has one.
+    pub new_failed_closed: Option<crate::model::capture::FailedClosed>,
+}
+
+/// The diffs of `old` against `new`, or of one matrix's versions (`new` left out).
+pub fn diffs(old: &Path, new: Option<&Path>) -> Result<Diffs, DiffError> {
     let Some(new) = new else {
         let matrix = read::matrix(old).map_err(NotAProbeReport::from)?;
-        return Ok((matrix.diffs, Vec::new()));
+        return Ok(Diffs {
+            diffs: matrix.diffs,
+            notes: Vec::new(),
+            new_failed_closed: None,
+        });
     };
     let (old_report, new_report) = match (read::for_diff(old)?, read::for_diff(new)?) {
         (ForDiff::Probe(old_report), ForDiff::Probe(new_report)) => (old_report, new_report),
@@ -88,7 +102,11 @@ pub fn diffs(old: &Path, new: Option<&Path>) -> Result<(Vec<ReportDiff>, Vec<Str
         )
         .into());
     }
-    Ok((vec![d], notes))
+    Ok(Diffs {
+        diffs: vec![d],
+        notes,
+        new_failed_closed: None,
+    })
 }
 
 /// Two captures of one script: every distinct compile of every target, compared.
@@ -97,7 +115,7 @@ fn capture_diff(
     new: &Path,
     old_report: &CaptureReport,
     new_report: &CaptureReport,
-) -> Result<(Vec<ReportDiff>, Vec<String>), DiffError> {
+) -> Result<Diffs, DiffError> {
     let mut notes = Vec::new();
     if old_report.script != new_report.script {
         notes.push(format!(
@@ -118,5 +136,9 @@ fn capture_diff(
         )
         .into());
     }
-    Ok((vec![d], notes))
+    Ok(Diffs {
+        diffs: vec![d],
+        notes,
+        new_failed_closed: new_report.failed_closed(),
+    })
 }

@@ -42,6 +42,7 @@ pub fn of(error: &(dyn Error + 'static)) -> Option<String> {
         crate::device::emulated::NotEmulable,
         crate::run::capture::CaptureError,
         crate::run::fix_files::FixFilesError,
+        crate::write::WriteError,
     );
     None
 }

@@ -40,8 +40,10 @@ pub fn run(args: &CaptureArgs) -> anyhow::Result<u8> {
     );
     progress.finish();
     let report = report?;
-    if let Some(dir) = &args.emit_spec {
-        emit::emit_specs(&capture::specs(&report)?, dir)?;
-    }
-    emit::finish_capture(&report, &args.output, args.junit.as_deref())
+    // The report and its JSON first: a spec that cannot be written loses neither.
+    let code = emit::finish_capture(&report, &args.output, args.junit.as_deref())?;
+    Ok(match &args.emit_spec {
+        Some(dir) => code.max(emit::emit_specs(capture::specs(&report), dir)),
+        None => code,
+    })
 }

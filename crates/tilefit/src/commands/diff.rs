@@ -2,22 +2,28 @@
 //! exit 1 when a config that fit a device no longer does (the gate of a Triton or kernel upgrade).
 //! One version-matrix report alone diffs each version against the next.
 
-use anyhow::Context as _;
 use tilefit_core::render::{Exporter, Markdown, Terminal};
 
 use crate::cli::DiffArgs;
+use crate::emit;
 use crate::exit_codes;
 use crate::output;
 
 pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
-    let (diffs, notes) = tilefit_core::run::diff::diffs(&args.old, args.new.as_deref())?;
+    let tilefit_core::run::diff::Diffs {
+        diffs,
+        notes,
+        new_failed_closed,
+    } = tilefit_core::run::diff::diffs(&args.old, args.new.as_deref())?;
     for note in notes {
         output::note(&note);
     }
     match args.json.as_deref() {
         Some("-") => output::print(&(serde_json::to_string_pretty(&diffs)? + "\n"))?,
-        Some(path) => std::fs::write(path, serde_json::to_string_pretty(&diffs)? + "\n")
-            .with_context(|| format!("writing `{path}`"))?,
+        Some(path) => tilefit_core::write::write_file(
+            std::path::Path::new(path),
+            &(serde_json::to_string_pretty(&diffs)? + "\n"),
+        )?,
         None => {}
     }
     if args.json.as_deref() != Some("-") {
@@ -30,12 +36,15 @@ pub fn run(args: &DiffArgs) -> anyhow::Result<u8> {
             output::print(&text)?;
         }
     }
+    // A new capture that failed closed fails the diff as it fails its own gate.
+    let new = args.new.as_deref().unwrap_or(&args.old);
+    let closed = emit::failed_closed_diff(new, new_failed_closed.as_ref());
     let breaks: usize = diffs.iter().map(|d| d.breaks().len()).sum();
     if breaks > 0 {
         output::note(&format!(
             "tilefit: {breaks} configs that fit a device no longer do"
         ));
-        return Ok(exit_codes::GATE_FAILED);
+        return Ok(exit_codes::GATE_FAILED.max(closed));
     }
-    Ok(exit_codes::OK)
+    Ok(closed)
 }

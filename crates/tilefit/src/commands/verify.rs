@@ -3,7 +3,6 @@
 //! before the driver, and report prediction against driver with the agreement rate. Exit 1 on any
 //! disagreement, 2 when there is no driver.
 
-use anyhow::Context as _;
 use tilefit_core::compile::Event;
 use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::verify_local::{VerifyRequest, verify_local};
@@ -34,8 +33,10 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
     let report = report?;
     match args.json.as_deref() {
         Some("-") => output::print_json(&report)?,
-        Some(path) => std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("writing `{path}`"))?,
+        Some(path) => tilefit_core::write::write_file(
+            std::path::Path::new(path),
+            &(serde_json::to_string_pretty(&report)? + "\n"),
+        )?,
         None => {}
     }
     if args.json.as_deref() != Some("-") {

@@ -15,6 +15,7 @@ mod flags;
 mod github;
 mod hostile;
 mod hostile_files;
+mod hostile_outputs;
 mod inductor;
 mod listed;
 mod live;
