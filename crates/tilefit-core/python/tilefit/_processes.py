@@ -15,15 +15,23 @@
   process named, and a marker without records (a child killed, or ended by ``os._exit`` before
   tilefit could write) fails the run closed, naming the child.
 
+- **Their end.** Every process of the run carries the run's mark (``TILEFIT_CAPTURE_RUN``, in
+  the environment the script gave a ``subprocess`` child too); ``tilefit capture`` ends the ones
+  that do when the run ends, in a new session or not. Should tilefit itself be killed, the script
+  gets SIGKILL from the system, and each Python child, watching tilefit's pid, ends the run's
+  processes and itself (:func:`_end_with_tilefit`).
+
 The folder's files: ``child-PID.started`` (JSON: the child's name and kind) and
 ``child-PID.json`` (the records, as the main process writes its own).
 """
 
 from __future__ import annotations
 
+import _thread
 import atexit
 import json
 import os
+import select
 import signal
 import sys
 import threading
@@ -40,6 +48,8 @@ ENV_SITE = "TILEFIT_CAPTURE_SITE"
 ENV_CALL = "TILEFIT_CAPTURE_CALL"
 #: The folder of the run's start slots (:func:`_start_slot`).
 ENV_SLOTS = "TILEFIT_CAPTURE_SLOTS"
+#: The run's mark: tilefit's pid, then the run's own digits (``guests.rs``).
+ENV_MARK = "TILEFIT_CAPTURE_RUN"
 
 #: Python processes that are the machinery of a library, not the user's code: they get no
 #: emulation (multiprocessing's resource tracker, Inductor's compile workers).
@@ -195,6 +205,7 @@ def _followed_environment(env):
         ENV_ROOTS,
         ENV_SITE,
         ENV_CALL,
+        ENV_MARK,
         "TILEFIT_CAPTURE_EVENTS",
     ):
         if key in os.environ and key not in env:
@@ -209,6 +220,66 @@ def _followed_environment(env):
     if package not in parts:
         env["PYTHONPATH"] = os.pathsep.join([*parts, package])
     return env
+
+
+def _marked(pid, needle):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            return needle in f.read().split(b"\0")
+    except OSError:
+        return False
+
+
+def _end_marked(mark):
+    """SIGKILL every other process of this user that carries the run's mark."""
+    needle = f"{ENV_MARK}={mark}".encode()
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me or not _marked(name, needle):
+            continue
+        try:
+            fd = os.pidfd_open(int(name))
+        except OSError:
+            continue
+        try:
+            # Held now: still the process that was found, not one that took its pid.
+            if _marked(name, needle):
+                signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _end_with_tilefit():
+    """This process ends when tilefit does, however it ends (SIGKILL too), and takes the run's
+    other processes with it: a thread of its own (not a ``threading.Thread``, which the script
+    would see) waits on a pidfd of tilefit. The script itself needs none: the system sends it
+    SIGKILL when tilefit dies (its parent-death signal, which its children do not inherit)."""
+    mark = os.environ.get(ENV_MARK, "")
+    try:
+        tilefit = int(mark.split(".", 1)[0])
+    except ValueError:
+        return
+    if tilefit == os.getppid():
+        return  # the script: it has its parent-death signal
+
+    def watch(fd):
+        try:
+            if fd is not None:
+                select.select([fd], [], [])
+        except (OSError, ValueError):
+            return
+        _end_marked(mark)
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    try:
+        fd = os.pidfd_open(tilefit)
+    except ProcessLookupError:
+        fd = None  # tilefit is gone already
+    except (AttributeError, OSError):
+        return
+    _thread.start_new_thread(watch, (fd,))
 
 
 def _install_subprocess():
@@ -229,6 +300,9 @@ def _install_subprocess():
             child = _python_child(args, kwargs.get("executable"))
             if child is not None and child[1] and not rest:
                 kwargs["env"] = _followed_environment(kwargs.get("env"))
+            elif kwargs.get("env") is not None and ENV_MARK in os.environ:
+                # Any program: it carries the run's mark, so it ends with the run.
+                kwargs["env"] = {**kwargs["env"], ENV_MARK: os.environ[ENV_MARK]}
         except Exception:  # noqa: BLE001 (the child runs as the script asked)
             child = None
         real(self, args, *rest, **kwargs)
@@ -461,6 +535,7 @@ def _after_fork_in_child():
     run.marked = False
     run.lock = threading.Lock()
     run.recorder.become_child(f"fork of {run.recorder.process_name}", "fork")
+    _end_with_tilefit()
     _write_before_os_exit(run.recorder)
     _on_terminate(run.recorder)
 
@@ -549,6 +624,8 @@ def _start_slot():
 def start_child():
     """A fresh interpreter of the run (``sitecustomize`` calls this before anything else runs):
     the same device emulated, every launch recorded, the records written at its end."""
+    if _RUN is None:
+        _end_with_tilefit()
     if _RUN is not None or _machinery():
         return
     device_file = os.environ.get(ENV_DEVICE)

@@ -20,6 +20,7 @@ mod listed;
 mod live;
 mod one_pipeline;
 mod probe;
+mod processes;
 mod python;
 mod replay;
 mod report;
