@@ -121,14 +121,26 @@ impl<'a> ScriptEcho<'a> {
     }
 }
 
-/// A cancellation flag raised by SIGINT or SIGTERM: the run stops, reaps its workers and prints
-/// what finished, marked incomplete. A second SIGINT ends the process at once.
+/// A cancellation flag raised by SIGINT, SIGTERM or SIGHUP (the terminal closed): the run stops,
+/// ends its scripts' processes and its workers, and prints what finished, marked incomplete. A
+/// second signal ends every script's processes with SIGKILL, no grace, and exits at once (130).
 pub fn cancel_on_signals() -> tilefit_core::cancel::Cancel {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
     let cancel = tilefit_core::cancel::Cancel::new();
-    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        // Registration only fails for forbidden signals; these two are allowed everywhere.
-        let _ = signal_hook::flag::register_conditional_shutdown(signal, 130, cancel.flag());
-        let _ = signal_hook::flag::register(signal, cancel.flag());
-    }
+    // Registration only fails for forbidden signals; these three are allowed everywhere.
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return cancel;
+    };
+    let raised = cancel.clone();
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            if raised.is_cancelled() {
+                raised.escalate();
+                tilefit_core::compile::guests::end_all_now();
+                std::process::exit(130);
+            }
+            raised.cancel();
+        }
+    });
     cancel
 }

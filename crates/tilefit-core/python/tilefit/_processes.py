@@ -15,6 +15,12 @@
   process named, and a marker without records (a child killed, or ended by ``os._exit`` before
   tilefit could write) fails the run closed, naming the child.
 
+- **Their end.** Every process of the run carries the run's mark (``TILEFIT_CAPTURE_RUN``, in
+  the environment the script gave a ``subprocess`` child too); ``tilefit capture`` ends the ones
+  that do when the run ends, in a new session or not. Should tilefit itself be killed, the script
+  gets SIGKILL from the system, and each Python child, watching tilefit's pid, ends the run's
+  processes and itself (:func:`tilefit._lifetime.end_with_tilefit`).
+
 The folder's files: ``child-PID.started`` (JSON: the child's name and kind) and
 ``child-PID.json`` (the records, as the main process writes its own).
 """
@@ -28,7 +34,7 @@ import signal
 import sys
 import threading
 
-from tilefit import _audit, _capture
+from tilefit import _audit, _capture, _lifetime, _system
 
 #: What a child process reads to emulate the same device and record into the same run.
 ENV_DEVICE = "TILEFIT_CAPTURE_DEVICE"
@@ -40,6 +46,8 @@ ENV_SITE = "TILEFIT_CAPTURE_SITE"
 ENV_CALL = "TILEFIT_CAPTURE_CALL"
 #: The folder of the run's start slots (:func:`_start_slot`).
 ENV_SLOTS = "TILEFIT_CAPTURE_SLOTS"
+#: The run's mark: tilefit's pid, then the run's own digits (``guests.rs``).
+ENV_MARK = _lifetime.ENV_MARK
 
 #: Python processes that are the machinery of a library, not the user's code: they get no
 #: emulation (multiprocessing's resource tracker, Inductor's compile workers).
@@ -196,6 +204,7 @@ def _followed_environment(env):
         ENV_ROOTS,
         ENV_SITE,
         ENV_CALL,
+        ENV_MARK,
         "TILEFIT_CAPTURE_EVENTS",
     ):
         if key in os.environ and key not in env:
@@ -212,26 +221,6 @@ def _followed_environment(env):
     return env
 
 
-def _to_stand_in(args, kwargs):
-    """``subprocess`` arguments with a stood-in tool named by its path (``/usr/bin/nvidia-smi``)
-    run as the stand-in: under emulation the real tool is not reachable."""
-    from tilefit import _system
-
-    if kwargs.get("shell"):
-        return args, kwargs
-    executable = kwargs.get("executable")
-    if executable is not None and _system.stand_in_for(executable):
-        kwargs = {**kwargs, "executable": _system.stand_in_for(executable)}
-    if isinstance(args, (str, bytes, os.PathLike)):
-        return _system.stand_in_for(args) or args, kwargs
-    try:
-        first, rest = args[0], list(args[1:])
-    except (TypeError, IndexError, KeyError):
-        return args, kwargs
-    stand_in = _system.stand_in_for(first)
-    return ([stand_in, *rest] if stand_in else args), kwargs
-
-
 def _install_subprocess():
     """A Python child started with ``subprocess`` emulates the same device, whatever environment
     the script gave it, and is marked as it starts: killed before it could write anything, it
@@ -246,11 +235,14 @@ def _install_subprocess():
 
     def __init__(self, args, *rest, **kwargs):
         child = None
-        args, kwargs = _to_stand_in(args, kwargs)
+        args, kwargs = _system.to_stand_in(args, kwargs)
         try:
             child = _python_child(args, kwargs.get("executable"))
             if child is not None and child[1] and not rest:
                 kwargs["env"] = _followed_environment(kwargs.get("env"))
+            elif kwargs.get("env") is not None and ENV_MARK in os.environ:
+                # Any program: it carries the run's mark, so it ends with the run.
+                kwargs["env"] = {**kwargs["env"], ENV_MARK: os.environ[ENV_MARK]}
         except Exception:  # noqa: BLE001 (the child runs as the script asked)
             child = None
         real(self, args, *rest, **kwargs)
@@ -484,6 +476,7 @@ def _after_fork_in_child():
     run.marked = False
     run.lock = threading.Lock()
     run.recorder.become_child(f"fork of {run.recorder.process_name}", "fork")
+    _lifetime.end_with_tilefit()
     _write_before_os_exit(run.recorder)
     _on_terminate(run.recorder)
 
@@ -590,6 +583,8 @@ def _start_slot():
 def start_child():
     """A fresh interpreter of the run (``sitecustomize`` calls this before anything else runs):
     the same device emulated, every launch recorded, the records written at its end."""
+    if _RUN is None:
+        _lifetime.end_with_tilefit()
     if _RUN is not None or _machinery():
         return
     device_file = os.environ.get(ENV_DEVICE)

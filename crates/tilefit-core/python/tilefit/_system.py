@@ -84,6 +84,24 @@ def stand_in_for(program):
     return os.path.join(folder, name)
 
 
+def to_stand_in(args, kwargs):
+    """``subprocess`` arguments with a stood-in tool named by its path (``/usr/bin/nvidia-smi``)
+    run as the stand-in: under emulation the real tool is not reachable."""
+    if kwargs.get("shell"):
+        return args, kwargs
+    executable = kwargs.get("executable")
+    if executable is not None and stand_in_for(executable):
+        kwargs = {**kwargs, "executable": stand_in_for(executable)}
+    if isinstance(args, (str, bytes, os.PathLike)):
+        return stand_in_for(args) or args, kwargs
+    try:
+        first, rest = args[0], list(args[1:])
+    except (TypeError, IndexError, KeyError):
+        return args, kwargs
+    stand_in = stand_in_for(first)
+    return ([stand_in, *rest] if stand_in else args), kwargs
+
+
 def _gap(device, what, tool):
     print(
         f"{tool} (tilefit's stand-in): tilefit's device table has no {what} for "

@@ -19,7 +19,8 @@
 //! - `inspect`: what a kernel takes; `outcome`: what one compile came to.
 //! - `package`: tilefit's Python package, embedded, for the emulated process of a capture.
 //! - `script`: a user's script run under control (`tilefit capture`): process group, time limit,
-//!   cancel, output streamed with a bounded tail.
+//!   cancel, output streamed with a bounded tail; `guests`: every process it started, found by
+//!   its mark and ended with it.
 //! - `run`: [`Settings`], the one cache-key scheme, the scratch folder and [`compile_all`], the
 //!   loop probe, replay and verify share.
 //!
@@ -28,6 +29,7 @@
 pub mod cache;
 pub mod folders;
 
+pub mod guests;
 pub mod inspect;
 pub mod outcome;
 pub mod package;

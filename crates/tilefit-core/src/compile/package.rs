@@ -48,6 +48,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
     ),
     ("_jit.py", include_str!("../../python/tilefit/_jit.py")),
     (
+        "_lifetime.py",
+        include_str!("../../python/tilefit/_lifetime.py"),
+    ),
+    (
         "_processes.py",
         include_str!("../../python/tilefit/_processes.py"),
     ),

@@ -1,8 +1,11 @@
 //! A user's script run as a child process under control (`tilefit capture`): its own process
-//! group, so everything it starts dies with it; its stdout and stderr streamed line by line to a
-//! callback while it runs, with only a bounded tail kept in memory; a time limit; the run's
-//! cancel flag (SIGINT/SIGTERM). When the script itself exits, the group is killed, so a
-//! grandchild that still holds the pipes cannot hang the run.
+//! group and a [`Mark`] in its environment, so everything it starts ends with it, in its group or
+//! not (see `guests`); its stdout and stderr streamed line by line to a callback while it runs,
+//! with only a bounded tail kept in memory; a time limit; the run's cancel flag (SIGINT, SIGTERM,
+//! SIGHUP; raised twice, no grace). When the script itself exits, its processes are ended before
+//! it is reaped (its pid, which names its group, stays taken until then), so a grandchild that
+//! still holds the pipes cannot hang the run and no reused pid is signalled. The script gets
+//! SIGKILL when tilefit dies (a parent-death signal), however tilefit dies.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -10,6 +13,9 @@ use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
+
+use super::guests::{self, MARK_VAR, Mark};
 use crate::cancel::Cancel;
 
 /// The longest line kept or shown; the rest of a longer line is dropped (and said).
@@ -147,12 +153,59 @@ fn reader(mut pipe: impl Read + Send + 'static, stream: Stream, out: mpsc::Sende
     });
 }
 
-fn kill_group(pid: u32) {
-    use rustix::process::{Pid, Signal, kill_process_group};
-    if let Some(group) = i32::try_from(pid).ok().and_then(Pid::from_raw) {
-        let _ = kill_process_group(group, Signal::TERM);
-        std::thread::sleep(KILL_GRACE);
+/// End the script's processes: its group and every process that carries its mark, SIGTERM, a
+/// grace (none once the cancel is urgent), SIGKILL. The leader must not have been reaped: its
+/// pid names the group, and a reaped one could be another's.
+fn end_processes(group: Option<Pid>, mark: &Mark, leader: u32, cancel: &Cancel) {
+    if let Some(group) = group {
+        let first = if cancel.is_urgent() {
+            Signal::KILL
+        } else {
+            Signal::TERM
+        };
+        let _ = kill_process_group(group, first);
+    }
+    mark.end(leader, KILL_GRACE, &|| cancel.is_urgent());
+    if let Some(group) = group {
         let _ = kill_process_group(group, Signal::KILL);
+    }
+}
+
+/// Whether the child `pid` has ended, observed without reaping it (its pid stays taken).
+/// `block`: wait for it.
+fn ended_unreaped(pid: Pid, block: bool) -> std::io::Result<bool> {
+    let mut options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+    if !block {
+        options |= WaitIdOptions::NOHANG;
+    }
+    match waitid(WaitId::Pid(pid), options) {
+        Ok(Some(_)) => Ok(true),
+        // With NOHANG, a child that has not ended.
+        Ok(None) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The script's own command: its process group, its mark, and SIGKILL when tilefit dies.
+#[expect(
+    unsafe_code,
+    reason = "the parent-death signal can only be set in the child, between fork and exec"
+)]
+fn guest(command: &mut Command, mark: &Mark) {
+    use std::os::unix::process::CommandExt as _;
+    command.process_group(0).env(MARK_VAR, mark.value());
+    let parent = rustix::process::getpid();
+    // SAFETY: between fork and exec only async-signal-safe calls are made: two raw syscalls
+    // (prctl, getppid) and no allocation.
+    unsafe {
+        command.pre_exec(move || {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            // tilefit died between the fork and the prctl: no signal will come.
+            if rustix::process::getppid() != Some(parent) {
+                return Err(std::io::Error::from(std::io::ErrorKind::Interrupted));
+            }
+            Ok(())
+        });
     }
 }
 
@@ -165,7 +218,9 @@ pub fn run(
     on_line: &mut dyn FnMut(Stream, &str),
 ) -> ScriptOutcome {
     let started = Instant::now();
-    std::os::unix::process::CommandExt::process_group(&mut command, 0);
+    guests::become_subreaper();
+    let mark = Mark::new();
+    guest(&mut command, &mark);
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -197,37 +252,45 @@ pub fn run(
         Message::Done(stream, seen) => done.push((stream, seen)),
     };
     let pid = child.id();
-    let end = loop {
+    let leader = i32::try_from(pid).ok().and_then(Pid::from_raw);
+    let ended = loop {
         if let Ok(message) = messages.recv_timeout(Duration::from_millis(50)) {
             take(message, &mut done);
             continue;
         }
-        match child.try_wait() {
-            Ok(Some(status)) => {
-                use std::os::unix::process::ExitStatusExt as _;
-                break match (status.code(), status.signal()) {
-                    (Some(code), _) => ScriptEnd::Exited(code),
-                    (None, Some(signal)) => ScriptEnd::Signaled(signal),
-                    (None, None) => ScriptEnd::Exited(-1),
-                };
+        match leader.map(|l| ended_unreaped(l, false)) {
+            Some(Ok(true)) => break None,
+            Some(Ok(false)) => {}
+            Some(Err(e)) => break Some(ScriptEnd::CannotStart(e.to_string())),
+            None => break Some(ScriptEnd::CannotStart(format!("pid {pid}"))),
+        }
+        if cancel.is_cancelled() || started.elapsed() > limit {
+            end_processes(leader, &mark, pid, cancel);
+            if let Some(leader) = leader {
+                let _ = ended_unreaped(leader, true);
             }
-            Ok(None) => {}
-            Err(e) => break ScriptEnd::CannotStart(e.to_string()),
-        }
-        if cancel.is_cancelled() {
-            kill_group(pid);
-            let _ = child.wait();
-            break ScriptEnd::Cancelled;
-        }
-        if started.elapsed() > limit {
-            kill_group(pid);
-            let _ = child.wait();
-            break ScriptEnd::TimedOut(limit);
+            break Some(if cancel.is_cancelled() {
+                ScriptEnd::Cancelled
+            } else {
+                ScriptEnd::TimedOut(limit)
+            });
         }
     };
-    // Whatever the script started dies with it: a grandchild holding the pipes would hold the
-    // readers (and the run) open.
-    kill_group(pid);
+    // Whatever the script started ends with it (a grandchild holding the pipes would hold the
+    // readers, and the run, open), while its pid is still taken; then it is reaped.
+    end_processes(leader, &mark, pid, cancel);
+    let status = child.wait();
+    let end = ended.unwrap_or_else(|| match status {
+        Ok(status) => {
+            use std::os::unix::process::ExitStatusExt as _;
+            match (status.code(), status.signal()) {
+                (Some(code), _) => ScriptEnd::Exited(code),
+                (None, Some(signal)) => ScriptEnd::Signaled(signal),
+                (None, None) => ScriptEnd::Exited(-1),
+            }
+        }
+        Err(e) => ScriptEnd::CannotStart(e.to_string()),
+    });
     let deadline = Instant::now() + DRAIN;
     while done.len() < 2 {
         let Some(left) = deadline.checked_duration_since(Instant::now()) else {
@@ -283,6 +346,42 @@ mod tests {
         let (out, _) = sh("(sleep 60 &) ; echo started", Duration::from_secs(30));
         assert_eq!(out.end, ScriptEnd::Exited(0));
         assert!(out.elapsed < Duration::from_secs(10), "{:?}", out.elapsed);
+    }
+
+    #[test]
+    fn a_script_that_exited_is_seen_ended_while_its_pid_stays_taken() {
+        let mut child = Command::new("sh").args(["-c", "exit 3"]).spawn().unwrap();
+        let pid = Pid::from_raw(i32::try_from(child.id()).unwrap()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while !ended_unreaped(pid, false).unwrap() {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        // Not reaped: a zombie whose pid (and group) no other process can have yet.
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        assert_eq!(
+            stat.rsplit(')').next().unwrap().trim().chars().next(),
+            Some('Z')
+        );
+        assert!(ended_unreaped(pid, true).unwrap());
+        assert_eq!(child.wait().unwrap().code(), Some(3));
+    }
+
+    #[test]
+    fn what_the_script_started_in_a_new_session_ends_with_it() {
+        let dir = std::env::temp_dir().join(format!("tilefit-script-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let pid_file = dir.join("pid");
+        let script = format!("setsid sleep 60 & echo $! > {}", pid_file.display());
+        let (out, _) = sh(&script, Duration::from_secs(20));
+        assert_eq!(out.end, ScriptEnd::Exited(0));
+        let pid = std::fs::read_to_string(&pid_file).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let left = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+        assert!(
+            left.is_err() || left.is_ok_and(|s| s.contains(") Z")),
+            "the setsid child outlived the script"
+        );
     }
 
     #[test]

@@ -22,6 +22,7 @@ mod live;
 mod no_trace;
 mod one_pipeline;
 mod probe;
+mod processes;
 mod python;
 mod replay;
 mod report;

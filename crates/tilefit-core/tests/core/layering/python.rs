@@ -12,8 +12,16 @@ use super::root;
 pub const PYTHON_LAYERS: &[&[&str]] = &[
     // Helpers: the one walk to a kernel's JITFunction (joined into the compile worker too), the
     // package's errors, what the driver reads from a cubin at load, and which arguments a kernel
-    // writes, and the writes a captured script makes outside its scratch.
-    &["_jit", "_errors", "_cubin", "_writes", "_audit"],
+    // writes, the writes a captured script makes outside its scratch, and the run's processes
+    // ending with tilefit.
+    &[
+        "_jit",
+        "_errors",
+        "_cubin",
+        "_writes",
+        "_audit",
+        "_lifetime",
+    ],
     // The runtime API: the device a process runs on, the probed choices, fit and prune.
     &["_device", "_choices", "_fit", "_prune"],
     // The emulated device: torch's and Triton's answers, backward graphs, the system tools.
