@@ -11,11 +11,11 @@ pub const PACKAGE: &[(&str, &str)] = &[
         "__init__.py",
         include_str!("../../python/tilefit/__init__.py"),
     ),
+    ("_audit.py", include_str!("../../python/tilefit/_audit.py")),
     (
         "_autograd.py",
         include_str!("../../python/tilefit/_autograd.py"),
     ),
-    ("_audit.py", include_str!("../../python/tilefit/_audit.py")),
     (
         "_capture.py",
         include_str!("../../python/tilefit/_capture.py"),
