@@ -65,8 +65,7 @@ def main(argv):
     # once here, so the script's own child processes never see them.
     _capture.TESTS = os.environ.pop("TILEFIT_CAPTURE_TESTS", None)
     _capture.PROGRESS = os.environ.pop("TILEFIT_CAPTURE_PROGRESS", None)
-    # The key the records are signed with, out of the script's reach in the environment.
-    key = os.environ.pop("TILEFIT_CAPTURE_KEY", "")
+    key = _read_key()
     if module == "pytest" and _capture.TESTS is not None:
         args = _with_plugin(args)
     if module == "pytest" and "no:cacheprovider" not in args:
@@ -120,6 +119,20 @@ def main(argv):
     # say they are not whole; os._exit leaves no records at all).
     recorder.exit = code
     return code
+
+
+def _read_key():
+    """The key the records are signed with: tilefit writes it on stdin and closes the pipe (never
+    the environment, which ``/proc/self/environ`` keeps); stdin is then ``/dev/null`` for the
+    script, as it was before."""
+    try:
+        key = sys.stdin.readline().strip() if not sys.stdin.isatty() else ""
+    except (OSError, ValueError):
+        key = ""
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    return key
 
 
 def _with_plugin(args):

@@ -194,10 +194,16 @@ def _python_child(args, executable):
 def _followed_environment(env):
     """``env`` (a child's own environment, or None for this process's) with the run's variables
     and its ``sitecustomize`` folder first on ``PYTHONPATH``, so the child emulates what this
-    process emulates even where the script rebuilt its environment."""
+    process emulates even where the script rebuilt its environment. The folders it may write to
+    are the run's, whatever the script put in its environment or in this process's."""
+    allowed = _audit.WRITABLE
     if env is None:
-        return None
+        if allowed is None or os.environ.get(_audit.ENV_WRITABLE) == allowed:
+            return None
+        env = os.environ
     env = dict(env)
+    if allowed is not None:
+        env[_audit.ENV_WRITABLE] = allowed
     for key in (
         ENV_DEVICE,
         ENV_CHILDREN,

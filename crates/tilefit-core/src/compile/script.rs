@@ -212,7 +212,19 @@ fn guest(command: &mut Command, mark: &Mark) {
 /// Run `command` (its stdin closed) until it ends, `limit` passes or `cancel` is raised;
 /// `on_line` gets each line of its output as it is written.
 pub fn run(
+    command: Command,
+    limit: Duration,
+    cancel: &Cancel,
+    on_line: &mut dyn FnMut(Stream, &str),
+) -> ScriptOutcome {
+    run_with_input(command, b"", limit, cancel, on_line)
+}
+
+/// [`run`], with `input` written to the command's stdin and the pipe then closed (a secret that
+/// must not be in its environment, where `/proc/PID/environ` shows it); empty, stdin is closed.
+pub fn run_with_input(
     mut command: Command,
+    input: &[u8],
     limit: Duration,
     cancel: &Cancel,
     on_line: &mut dyn FnMut(Stream, &str),
@@ -222,7 +234,11 @@ pub fn run(
     let mark = Mark::new();
     guest(&mut command, &mark);
     command
-        .stdin(Stdio::null())
+        .stdin(if input.is_empty() {
+            Stdio::null()
+        } else {
+            Stdio::piped()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let mut outcome = ScriptOutcome {
@@ -239,6 +255,11 @@ pub fn run(
             return outcome;
         }
     };
+    if let Some(mut stdin) = child.stdin.take() {
+        // A few bytes: the pipe holds them without a reader; a child that exits first is its own
+        // end to report.
+        let _ = std::io::Write::write_all(&mut stdin, input);
+    }
     let (send, messages) = mpsc::channel();
     if let Some(out) = child.stdout.take() {
         reader(out, Stream::Stdout, send.clone());

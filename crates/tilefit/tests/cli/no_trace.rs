@@ -94,11 +94,17 @@ fn a_tuner_that_keeps_its_timings_in_home_sees_every_config_each_capture_and_hom
 #[test]
 fn a_write_outside_the_scratch_fails_the_run_with_its_path_unless_allowed() {
     let out = scratch("trace-outside-out");
+    std::fs::write(out.join("keep.txt"), "kept\n").unwrap();
     let script = fixture("trace/writes_outside.py");
     let (run, report) = capture(&script, "h100", &[], &[out.to_str().unwrap()]);
     assert_ne!(run.code, 0, "a write outside fails the run: {}", run.stderr);
+    assert_eq!(
+        tree(&out),
+        ["keep.txt"],
+        "each write refused before anything changed"
+    );
     let said = errors(&report, "h100");
-    for name in ["results.csv", "tuned.db"] {
+    for name in ["results.csv", "tuned.db", "keep.txt"] {
         let path = out.join(name);
         assert!(
             said.contains(&format!("`{}`", path.display())),
@@ -117,6 +123,50 @@ fn a_write_outside_the_scratch_fails_the_run_with_its_path_unless_allowed() {
     );
     assert_eq!(run.code, 0, "{}", run.stderr);
     assert_eq!(errors(&report, "h100"), "[]");
+    assert_eq!(tree(&out), ["results.csv", "tuned.db"], "allowed, written");
+}
+
+#[test]
+fn writes_by_links_folder_handles_shared_memory_and_a_child_s_own_allowance_are_refused() {
+    let out = scratch("trace-escapes-out");
+    std::fs::write(out.join("keep.txt"), "kept\n").unwrap();
+    let shm = format!("/dev/shm/tilefit-escapes-{}", std::process::id());
+    let (run, report) = capture(
+        &fixture("trace/escapes.py"),
+        "h100",
+        &[],
+        &[out.to_str().unwrap(), &shm],
+    );
+    let shm_written = Path::new(&shm).exists();
+    let _ = std::fs::remove_file(&shm);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert!(!shm_written, "nothing kept in /dev/shm");
+    assert_eq!(
+        tree(&out),
+        ["keep.txt"],
+        "nothing made or changed in the folder"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).unwrap(),
+        "kept\n"
+    );
+    let said = errors(&report, "h100");
+    for name in [
+        "proc-root.txt",
+        "dev-fd.txt",
+        "dir-fd",
+        "keep.txt",
+        "socket",
+        "child.txt",
+    ] {
+        assert!(said.contains(name), "{name} named: {said}");
+    }
+    assert!(said.contains(&shm), "{shm} named: {said}");
+    let made = format!("`{}` (os.mkdir)", out.display());
+    assert!(
+        !said.contains(&made),
+        "makedirs of a folder that is there changes nothing: {said}"
+    );
 }
 
 /// The emulation venv again, at a path with a space and over 200 characters long: a `#!` line

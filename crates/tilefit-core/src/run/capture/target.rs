@@ -79,18 +79,22 @@ pub(super) fn run_target(
         .env("TILEFIT_CAPTURE_PROGRESS", progress);
     super::environment::apply(&mut command, scratch, index, run.writable)
         .map_err(|(dir, e)| CaptureError::Scratch(dir.display().to_string(), e))?;
-    // The key the recorder signs its records with: read and removed from the environment before
-    // the script runs, so a records file the script wrote itself shows.
+    // The key the recorder signs its records with, on the process's stdin (never in its
+    // environment, which `/proc/self/environ` keeps): a records file the script wrote shows.
     let key = crate::digest::random_key()
         .map_err(|e| CaptureError::Scratch("/dev/urandom".to_owned(), e))?;
-    command.env("TILEFIT_CAPTURE_KEY", &key);
     if let Some(tests) = tests {
         // The tests of the suite this process runs (`parts::Selection`).
         command.env("TILEFIT_CAPTURE_TESTS", tests);
     }
-    let outcome = script::run(command, run.timeout, cancel, &mut |stream, line| {
-        on_output(&device.key, stream, line);
-    });
+    let input = format!("{key}\n");
+    let outcome = script::run_with_input(
+        command,
+        input.as_bytes(),
+        run.timeout,
+        cancel,
+        &mut |stream, line| on_output(&device.key, stream, line),
+    );
     let no_torch = outcome.end == ScriptEnd::Exited(NO_TORCH)
         && outcome
             .stderr_tail
