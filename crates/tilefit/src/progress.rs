@@ -137,6 +137,8 @@ pub fn cancel_on_signals() -> tilefit_core::cancel::Cancel {
             if raised.is_cancelled() {
                 raised.escalate();
                 tilefit_core::compile::guests::end_all_now();
+                // `exit` runs no destructor: the scratch folders go now, not a day later.
+                tilefit_core::compile::Scratch::remove_all_now();
                 std::process::exit(130);
             }
             raised.cancel();

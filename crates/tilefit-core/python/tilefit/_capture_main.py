@@ -45,7 +45,15 @@ def main(argv):
             file=sys.stderr,
         )
         return 3
-    from tilefit import _audit, _capture, _emulation, _inductor, _processes, _system
+    from tilefit import (
+        _audit,
+        _capture,
+        _emulation,
+        _inductor,
+        _lifetime,
+        _processes,
+        _system,
+    )
 
     emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
@@ -90,6 +98,8 @@ def main(argv):
         device_file, os.path.abspath(out) + ".d", _capture.USER_ROOTS, scratch
     )
     _processes.install(recorder, emulation, out=os.path.abspath(out), key=key)
+    # What leaves the script's tree without the run's mark is reparented here, and ended at exit.
+    _lifetime.adopt_orphans()
     # From here on, a write outside the scratch (and the folders the user allowed) is an error.
     _audit.install(recorder, scratch)
     try:

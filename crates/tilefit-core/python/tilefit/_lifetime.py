@@ -71,3 +71,61 @@ def end_with_tilefit():
     except (AttributeError, OSError):
         return
     _thread.start_new_thread(watch, (fd,))
+
+
+def adopt_orphans():
+    """Make this process (the run's main Python) the child subreaper of what the script starts:
+    a process that leaves the script's tree (a double fork, ``setsid -f``) and drops the run's
+    mark (``env -i``) is reparented here, where :func:`end_adopted` finds it."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _processes():
+    """``{pid: (parent, session)}`` of every process this user can read."""
+    found = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            found[int(name)] = (int(fields[1]), int(fields[3]))
+        except (OSError, ValueError, IndexError):
+            continue
+    return found
+
+
+def end_adopted():
+    """SIGKILL what this process (the run's main Python) leaves running in another session at its
+    end: orphans it adopted (:func:`adopt_orphans`), and its descendants in sessions of their own
+    (a double fork whose middle process has not exited yet). Those of its own session
+    (multiprocessing's resource tracker, which cleans up as this process ends) are left to end as
+    they do, and tilefit ends its process group."""
+    mine = os.getsid(0)
+    table = _processes()
+    children = {}
+    for pid, (parent, _session) in table.items():
+        children.setdefault(parent, []).append(pid)
+    stack, doomed = [os.getpid()], []
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            stack.append(child)
+            if table[child][1] != mine:
+                doomed.append(child)
+    for pid in doomed:
+        try:
+            fd = os.pidfd_open(pid)
+        except OSError:
+            continue
+        try:
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)

@@ -325,6 +325,8 @@ def _at_exit():
         except Exception as error:  # noqa: BLE001 (a child that cannot be joined is the report's)
             _RUN.recorder.raised(error)
     write_records()
+    if _RUN is not None and _RUN.out is not None and os.getpid() == _RUN.pid:
+        _lifetime.end_adopted()
 
 
 def _enter_mode(mode):

@@ -127,7 +127,22 @@ impl Scratch {
         // Private, with tilefit's marker (what the sweep looks for). Where it cannot be made, the
         // user of the path meets the error first, naming it.
         let _ = super::folders::make_scratch(&path);
+        if let Ok(mut live) = LIVE_SCRATCH.lock() {
+            live.push(path.clone());
+        }
         Scratch { path, kept: false }
+    }
+
+    /// Remove every scratch folder of this process that is not kept, now: for an exit that runs
+    /// no destructor (a second Ctrl-C), once the processes that used them are ended.
+    pub fn remove_all_now() {
+        let live = LIVE_SCRATCH
+            .lock()
+            .map(|mut live| std::mem::take(&mut *live))
+            .unwrap_or_default();
+        for path in live {
+            let _ = std::fs::remove_dir_all(path);
+        }
     }
 
     /// Its path.
@@ -136,6 +151,9 @@ impl Scratch {
     }
 }
 
+/// The scratch folders of this process not yet removed.
+static LIVE_SCRATCH: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
 /// How old a scratch folder of a process that is gone must be before it is swept.
 pub const STALE_SCRATCH: std::time::Duration = std::time::Duration::from_secs(24 * 60 * 60);
 
@@ -143,6 +161,9 @@ impl Drop for Scratch {
     fn drop(&mut self) {
         if self.kept {
             return;
+        }
+        if let Ok(mut live) = LIVE_SCRATCH.lock() {
+            live.retain(|p| *p != self.path);
         }
         let _ = std::fs::remove_dir_all(&self.path);
     }

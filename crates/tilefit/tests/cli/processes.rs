@@ -47,6 +47,9 @@ impl Capture {
             .arg(emulate_python())
             .arg("--json")
             .arg(&json)
+            // The script writes its processes' pids beside the cache.
+            .arg("--allow-writes")
+            .arg(&dir)
             .arg(leaky())
             .args(["--", mode])
             .arg(&pids)
@@ -132,7 +135,7 @@ impl Drop for Capture {
 
 #[test]
 fn a_child_in_a_new_session_and_a_daemon_end_with_the_script() {
-    for (mode, count) in [("new-session", 2), ("daemon", 1)] {
+    for (mode, count) in [("new-session", 2), ("daemon", 1), ("unmarked", 1)] {
         let mut capture = Capture::start(mode, mode);
         capture.exit(Duration::from_secs(180));
         assert_eq!(
@@ -157,6 +160,15 @@ fn a_second_ctrl_c_kills_a_script_that_ignores_sigterm_and_exits() {
     assert_eq!(capture.exit(Duration::from_secs(10)), Some(130));
     let left = capture.left(Duration::from_secs(1));
     assert!(left.is_empty(), "{left:?} outlived the run");
+    // An exit that runs no destructor still takes the run's scratch (the script's home) with it.
+    let scratch = capture.json.with_file_name("scratch");
+    let kept: Vec<_> = std::fs::read_dir(&scratch)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(kept.is_empty(), "left in {}: {kept:?}", scratch.display());
 }
 
 #[test]
