@@ -17,42 +17,43 @@ program the script starts) are not seen here, nor an ``os.open`` relative to a `
 
 import errno
 import os
+import stat
 import sys
 import traceback
 
-#: Events that write, and how to read their paths: the argument positions that are written.
+#: Events that write, and how to read their paths: each written argument's position, with the
+#: position of the ``dir_fd`` it is relative to (None where the event carries none).
 _EVENTS = {
-    "open": (0,),
-    "os.mkdir": (0,),
-    "os.rename": (0, 1),
-    "os.replace": (0, 1),
-    "os.remove": (0,),
-    "os.rmdir": (0,),
-    "os.symlink": (1,),
-    "os.link": (1,),
-    "os.truncate": (0,),
-    "os.chmod": (0,),
-    "os.chown": (0,),
-    "os.utime": (0,),
-    "shutil.rmtree": (0,),
-    "shutil.copyfile": (1,),
-    "shutil.copytree": (1,),
-    "shutil.move": (0, 1),
-    "sqlite3.connect": (0,),
-    "socket.bind": (1,),
+    "open": ((0, None),),
+    "os.mkdir": ((0, 2),),
+    "os.rename": ((0, 2), (1, 3)),
+    "os.replace": ((0, 2), (1, 3)),
+    "os.remove": ((0, 1),),
+    "os.rmdir": ((0, 1),),
+    "os.symlink": ((1, 2),),
+    "os.link": ((1, 3),),
+    "os.truncate": ((0, None),),
+    "os.chmod": ((0, 2),),
+    "os.chown": ((0, 3),),
+    "os.utime": ((0, 3),),
+    "os.setxattr": ((0, None),),
+    "os.removexattr": ((0, None),),
+    "shutil.rmtree": ((0, 1),),
+    "shutil.copyfile": ((1, None),),
+    "shutil.copytree": ((1, None),),
+    "shutil.move": ((0, None), (1, None)),
+    "sqlite3.connect": ((0, None),),
+    "socket.bind": ((1, None),),
 }
-
-#: Where each event's ``dir_fd`` is, for the events that carry one.
-_DIR_FD = {"os.mkdir": 2, "os.remove": 1, "os.rmdir": 1, "os.symlink": 2, "os.chmod": 2}
 
 #: ``os.open`` flags that write.
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
-#: The system's folders, never a trace (judged once links are resolved).
-_SYSTEM = ("/dev/", "/proc/", "/sys/")
+#: Devices a write to changes nothing that stays.
+_DEVICES = ("/dev/null", "/dev/zero", "/dev/full", "/dev/tty")
 
-#: System folders that keep what is written: a trace like any other.
-_KEEPS = ("/dev/shm/", "/dev/mqueue/")
+#: Names of this process's own descriptors: writing to its own pipe or terminal is output.
+_OWN_FDS = ("/proc/self/fd/", "/dev/fd/", "/dev/stdout", "/dev/stderr", "/dev/stdin")
 
 #: The variable naming the folders (besides the scratch) writes may go to.
 ENV_WRITABLE = "TILEFIT_CAPTURE_WRITABLE"
@@ -68,17 +69,29 @@ def _writes(event, args):
     return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
-def _path(value, dir_fd=None):
+def _path(value, dir_fd=None, event=None):
     """An audit argument as an absolute, normalized path (relative to ``dir_fd``'s folder where
-    the event carries one), or None (a file descriptor, an in-memory database, an abstract
-    socket)."""
-    if isinstance(value, int) or value is None:
+    the event carries one; a descriptor as what it is open on), or None (an in-memory database,
+    an abstract socket, an address that is no path)."""
+    if isinstance(value, int):
+        if event == "open":
+            return None  # `open(fd)`: a descriptor already open, no new file
+        try:
+            return os.readlink(f"/proc/self/fd/{value}")
+        except OSError:
+            return f"/proc/self/fd/{value}"
+    if value is None:
         return None
     try:
         text = os.fsdecode(os.fspath(value))
     except TypeError:
         return None
-    if not text or text == ":memory:" or text.startswith(("file:", "\0")):
+    if event == "sqlite3.connect":
+        if text in (":memory:", "") or text.startswith("file::memory:"):
+            return None
+        if text.startswith("file:"):
+            text = text[len("file:") :].split("?", 1)[0]
+    if not text or text.startswith("\0"):
         return None
     base = os.getcwd()
     if isinstance(dir_fd, int) and dir_fd >= 0:
@@ -91,14 +104,43 @@ def _path(value, dir_fd=None):
 
 def _changes_nothing(event, args, path):
     """Whether a call would leave the disk as it is: a folder made where one is, a file opened
-    to create it (read-only) where one is."""
+    to create it (read-only, or exclusively) where one is, a removal of what is not there."""
     if event == "os.mkdir":
         return os.path.isdir(path)
-    if event == "open" and len(args) > 2 and args[1] is None:
-        flags = args[2]
+    if event in ("os.remove", "os.rmdir"):
+        return not os.path.lexists(path)
+    if event == "open" and len(args) > 2:
+        mode, flags = args[1], args[2]
+        if isinstance(mode, str):
+            return "x" in mode and os.path.lexists(path)
         writes = os.O_WRONLY | os.O_RDWR | os.O_TRUNC | os.O_APPEND
-        return isinstance(flags, int) and not flags & writes and os.path.exists(path)
+        exclusive = isinstance(flags, int) and flags & os.O_EXCL
+        return isinstance(flags, int) and (
+            (not flags & writes and os.path.exists(path))
+            or (exclusive and os.path.lexists(path))
+        )
     return False
+
+
+def _own_stream(path):
+    """Whether ``path`` names one of this process's descriptors open on a pipe, a socket or a
+    terminal (its own output, which tilefit reads and escapes)."""
+    if not path.startswith(_OWN_FDS):
+        return False
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stat.S_ISCHR(mode)
+
+
+def _leading(path):
+    """Where ``path`` leads, said when a link takes it elsewhere."""
+    try:
+        real = os.path.realpath(path)
+    except (OSError, ValueError):
+        return ""
+    return f", leading to `{real}`" if real != path else ""
 
 
 class Audit:
@@ -110,24 +152,35 @@ class Audit:
         self.seen = set()
 
     def allowed(self, path):
-        # Links on the way resolved: `/proc/self/root/...`, `/dev/fd/N/...` or a link in the
-        # scratch to a user's folder lead elsewhere.
-        real = os.path.join(
-            os.path.realpath(os.path.dirname(path)), os.path.basename(path)
-        )
-        if real.startswith(_SYSTEM) and not real.startswith(_KEEPS):
+        if _own_stream(path):
             return True
-        return any((real + os.sep).startswith(root) for root in self.roots)
+        # Judged where it leads: every link on the way and at its end resolved (`/proc/self/root`,
+        # `/dev/fd/N`, a link planted in the scratch, one to a file that is not there yet).
+        real = os.path.realpath(path)
+        if real in _DEVICES:
+            return True
+        if real.startswith(f"/dev/shm/pym-{os.getpid()}-"):
+            # multiprocessing's shared `Value`/`Array` memory: a file it makes and unlinks at once.
+            return True
+        if not any((real + os.sep).startswith(root) for root in self.roots):
+            return False
+        # A file with another name elsewhere (a hard link made in the scratch) is not the
+        # scratch's to write.
+        try:
+            status = os.stat(real)
+        except OSError:
+            return True
+        return not (stat.S_ISREG(status.st_mode) and status.st_nlink > 1)
 
     def outside(self, event, args):
         """The path outside the allowed folders that this event writes, or None."""
-        positions = _EVENTS.get(event)
-        if positions is None or not _writes(event, args):
+        if not _writes(event, args):
             return None
-        at_fd = _DIR_FD.get(event)
-        dir_fd = args[at_fd] if at_fd is not None and at_fd < len(args) else None
-        for at in positions:
-            path = _path(args[at], dir_fd) if at < len(args) else None
+        for at, at_fd in _EVENTS[event]:
+            if at >= len(args):
+                continue
+            dir_fd = args[at_fd] if at_fd is not None and at_fd < len(args) else None
+            path = _path(args[at], dir_fd, event)
             if path is None or self.allowed(path):
                 continue
             if _changes_nothing(event, args, path):
@@ -140,22 +193,23 @@ class Audit:
             return
         try:
             path = self.outside(event, args)
-        except Exception:  # noqa: BLE001 (a path the hook cannot read is the call's to refuse)
-            return
+        except Exception as error:  # noqa: BLE001 (what cannot be judged is refused)
+            path = f"{args[0]!r} (not judged: {type(error).__name__})"
         if path is None:
             return
         if path not in self.seen:
             self.seen.add(path)
+            package = os.path.dirname(os.path.abspath(__file__)) + os.sep
             stack = [
                 line
                 for line in traceback.format_stack()[:-1]
-                if f"{os.sep}tilefit{os.sep}" not in line
+                if package not in line and "<frozen runpy>" not in line
             ]
             self.recorder.errors.append(
                 {
                     "call": self.recorder.current_call,
                     "error": f"tilefit refused a write outside the capture's scratch: `{path}` "
-                    f"({event}); a capture leaves the machine as it found it: pass "
+                    f"({event}{_leading(path)}); a capture leaves the machine as it found it: pass "
                     "`--allow-writes DIR` if the script is meant to write there",
                     "traceback": "".join(stack[-6:]),
                     **self.recorder.place(),
@@ -181,3 +235,23 @@ def install(recorder, scratch):
     WRITABLE = os.environ.get(ENV_WRITABLE, "")
     roots = [scratch, *WRITABLE.split(os.pathsep)]
     sys.addaudithook(Audit(recorder, roots))
+    _torch_save()
+
+
+def _torch_save():
+    """``torch.save(obj, PATH)`` writes its file from C++ (``PyTorchFileWriter``), where no audit
+    event is raised: the path is put to the hook first, as Python's own ``open`` would."""
+    serialization = sys.modules.get("torch.serialization")
+    real = getattr(serialization, "_open_zipfile_writer", None)
+    if real is None or getattr(real, "_tilefit", False):
+        return
+
+    def _open_zipfile_writer(name_or_buffer):
+        if isinstance(name_or_buffer, (str, bytes, os.PathLike)):
+            sys.audit(
+                "open", name_or_buffer, "wb", os.O_WRONLY | os.O_CREAT | os.O_TRUNC
+            )
+        return real(name_or_buffer)
+
+    _open_zipfile_writer._tilefit = True
+    serialization._open_zipfile_writer = _open_zipfile_writer

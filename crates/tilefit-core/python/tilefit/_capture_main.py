@@ -100,6 +100,7 @@ def main(argv):
     _processes.install(recorder, emulation, out=os.path.abspath(out), key=key)
     # What leaves the script's tree without the run's mark is reparented here, and ended at exit.
     _lifetime.adopt_orphans()
+    _lifetime.end_adopted_at_os_exit()
     # From here on, a write outside the scratch (and the folders the user allowed) is an error.
     _audit.install(recorder, scratch)
     try:

@@ -129,3 +129,17 @@ def end_adopted():
             pass
         finally:
             os.close(fd)
+
+
+def end_adopted_at_os_exit():
+    """``os._exit`` in this (the run's main) process runs no exit handler: what it adopted is
+    ended first (its records are not written, and the run fails closed on that)."""
+    real_exit = os._exit
+    main = os.getpid()
+
+    def _exit(code):
+        if os.getpid() == main:
+            end_adopted()
+        real_exit(code)
+
+    os._exit = _exit

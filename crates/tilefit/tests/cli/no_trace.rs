@@ -127,9 +127,10 @@ fn a_write_outside_the_scratch_fails_the_run_with_its_path_unless_allowed() {
 }
 
 #[test]
-fn writes_by_links_folder_handles_shared_memory_and_a_child_s_own_allowance_are_refused() {
+fn writes_by_links_handles_shared_memory_c_plus_plus_and_a_child_s_own_allowance_are_refused() {
     let out = scratch("trace-escapes-out");
     std::fs::write(out.join("keep.txt"), "kept\n").unwrap();
+    std::fs::write(out.join("exists.txt"), "there\n").unwrap();
     let shm = format!("/dev/shm/tilefit-escapes-{}", std::process::id());
     let (run, report) = capture(
         &fixture("trace/escapes.py"),
@@ -143,8 +144,9 @@ fn writes_by_links_folder_handles_shared_memory_and_a_child_s_own_allowance_are_
     assert!(!shm_written, "nothing kept in /dev/shm");
     assert_eq!(
         tree(&out),
-        ["keep.txt"],
-        "nothing made or changed in the folder"
+        ["exists.txt", "keep.txt"],
+        "nothing made or changed in the folder: {}",
+        run.stderr
     );
     assert_eq!(
         std::fs::read_to_string(out.join("keep.txt")).unwrap(),
@@ -158,15 +160,30 @@ fn writes_by_links_folder_handles_shared_memory_and_a_child_s_own_allowance_are_
         "keep.txt",
         "socket",
         "child.txt",
+        "linked.txt",
+        "/fd/2",
+        "model.pt",
+        "uri.db",
+        "moved.txt",
     ] {
         assert!(said.contains(name), "{name} named: {said}");
     }
     assert!(said.contains(&shm), "{shm} named: {said}");
+    assert!(
+        said.contains("escapes.py\\\", line"),
+        "the lines that wrote: {said}"
+    );
     let made = format!("`{}` (os.mkdir)", out.display());
     assert!(
         !said.contains(&made),
         "makedirs of a folder that is there changes nothing: {said}"
     );
+    for quiet in ["exists.txt", "pym-"] {
+        assert!(
+            !said.contains(quiet),
+            "{quiet} changes nothing outside: {said}"
+        );
+    }
 }
 
 /// The emulation venv again, at a path with a space and over 200 characters long: a `#!` line
