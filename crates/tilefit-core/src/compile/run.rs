@@ -141,7 +141,14 @@ impl Scratch {
             .map(|mut live| std::mem::take(&mut *live))
             .unwrap_or_default();
         for path in live {
-            let _ = std::fs::remove_dir_all(path);
+            // A process of the run that got its SIGKILL may still be finishing a write as the
+            // folder goes (a folder then refuses to go, not empty): tried again a few times.
+            for _ in 0..20 {
+                if std::fs::remove_dir_all(&path).is_ok() || !path.exists() {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(25));
+            }
         }
     }
 

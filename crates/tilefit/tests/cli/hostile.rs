@@ -595,8 +595,9 @@ fn options_are_checked_before_any_work() {
     );
     assert_safe(&run, "cache file");
     assert_eq!(run.code, 2, "{}", run.stderr);
+    let named = format!("`{}` is not a folder", file.display());
     assert!(
-        run.stderr.contains("TILEFIT_CACHE_DIR names a file"),
+        run.stderr.contains(&named) && run.stderr.contains("point `TILEFIT_CACHE_DIR` at a folder"),
         "{}",
         run.stderr
     );

@@ -150,25 +150,41 @@ fn a_child_in_a_new_session_and_a_daemon_end_with_the_script() {
 
 #[test]
 fn a_second_ctrl_c_kills_a_script_that_ignores_sigterm_and_exits() {
-    let mut capture = Capture::start("ctrl-c", "stubborn");
-    capture.wait_for(2);
-    std::thread::sleep(Duration::from_millis(500));
-    capture.signal("-INT");
-    // Within the grace between SIGTERM and SIGKILL.
-    std::thread::sleep(Duration::from_millis(100));
-    capture.signal("-INT");
-    assert_eq!(capture.exit(Duration::from_secs(10)), Some(130));
-    let left = capture.left(Duration::from_secs(1));
-    assert!(left.is_empty(), "{left:?} outlived the run");
-    // An exit that runs no destructor still takes the run's scratch (the script's home) with it.
-    let scratch = capture.json.with_file_name("scratch");
-    let kept: Vec<_> = std::fs::read_dir(&scratch)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name())
-        .collect();
-    assert!(kept.is_empty(), "left in {}: {kept:?}", scratch.display());
+    // The second signal must land within the grace between SIGTERM and SIGKILL, after the first
+    // was taken (two signals pending at once are one): on a loaded machine a try can miss that
+    // window and end as a plain cancel (exit 2), so the scenario gets three tries; every try
+    // leaves nothing behind.
+    let mut codes = Vec::new();
+    for attempt in 0..3 {
+        let mut capture = Capture::start(&format!("ctrl-c-{attempt}"), "stubborn");
+        capture.wait_for(2);
+        std::thread::sleep(Duration::from_millis(500));
+        capture.signal("-INT");
+        std::thread::sleep(Duration::from_millis(150));
+        capture.signal("-INT");
+        let code = capture.exit(Duration::from_secs(10));
+        let left = capture.left(Duration::from_secs(1));
+        assert!(left.is_empty(), "{left:?} outlived the run");
+        // An exit that runs no destructor still takes the run's scratch (the script's home).
+        let scratch = capture.json.with_file_name("scratch");
+        let kept: Vec<_> = std::fs::read_dir(&scratch)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert!(kept.is_empty(), "left in {}: {kept:?}", scratch.display());
+        codes.push(code);
+        if code == Some(130) {
+            return;
+        }
+        assert_eq!(
+            code,
+            Some(2),
+            "a try that missed the window is a plain cancel"
+        );
+    }
+    panic!("no try exited 130 on the second Ctrl-C: {codes:?}");
 }
 
 #[test]
