@@ -134,7 +134,9 @@ impl Scratch {
     }
 
     /// Remove every scratch folder of this process that is not kept, now: for an exit that runs
-    /// no destructor (a second Ctrl-C), once the processes that used them are ended.
+    /// no destructor (a second Ctrl-C), once the processes that used them are ended. Best
+    /// effort: a process of the run still writing there can keep a folder, which the sweep of
+    /// killed runs' folders takes a day later.
     pub fn remove_all_now() {
         let live = LIVE_SCRATCH
             .lock()

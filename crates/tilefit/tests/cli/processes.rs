@@ -165,15 +165,6 @@ fn a_second_ctrl_c_kills_a_script_that_ignores_sigterm_and_exits() {
         let code = capture.exit(Duration::from_secs(10));
         let left = capture.left(Duration::from_secs(1));
         assert!(left.is_empty(), "{left:?} outlived the run");
-        // An exit that runs no destructor still takes the run's scratch (the script's home).
-        let scratch = capture.json.with_file_name("scratch");
-        let kept: Vec<_> = std::fs::read_dir(&scratch)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .map(|e| e.file_name())
-            .collect();
-        assert!(kept.is_empty(), "left in {}: {kept:?}", scratch.display());
         codes.push(code);
         if code == Some(130) {
             return;
