@@ -228,12 +228,12 @@ class Audit:
 WRITABLE = None
 
 
-def install(recorder, scratch):
+def install(recorder, scratch, *more):
     """Refuse and record this process's writes outside ``scratch`` and the allowed folders (read
     from the environment, where the run put them)."""
     global WRITABLE
     WRITABLE = os.environ.get(ENV_WRITABLE, "")
-    roots = [scratch, *WRITABLE.split(os.pathsep)]
+    roots = [scratch, *more, *WRITABLE.split(os.pathsep)]
     sys.addaudithook(Audit(recorder, roots))
     _torch_save()
 

@@ -101,8 +101,9 @@ def main(argv):
     # What leaves the script's tree without the run's mark is reparented here, and ended at exit.
     _lifetime.adopt_orphans()
     _lifetime.end_adopted_at_os_exit()
+    short = _short_temp()
     # From here on, a write outside the scratch (and the folders the user allowed) is an error.
-    _audit.install(recorder, scratch)
+    _audit.install(recorder, scratch, short)
     try:
         if module:
             runpy.run_module(module, run_name="__main__", alter_sys=True)
@@ -130,6 +131,23 @@ def main(argv):
     # say they are not whole; os._exit leaves no records at all).
     recorder.exit = code
     return code
+
+
+def _short_temp():
+    """multiprocessing binds its fork server's socket below its temp dir, and a socket's path must
+    fit in 108 bytes; the scratch's temp dir may be too deep. Then multiprocessing gets a private
+    folder of its own in the system's temp dir (as it would make anyway), removed at exit."""
+    import atexit
+    import multiprocessing.process
+    import shutil
+    import tempfile
+
+    if len(tempfile.gettempdir()) <= 60 or not os.path.isdir("/tmp"):
+        return None
+    short = tempfile.mkdtemp(prefix="pymp-", dir="/tmp")
+    multiprocessing.process.current_process()._config["tempdir"] = short
+    atexit.register(shutil.rmtree, short, True)
+    return short
 
 
 def _read_key():
