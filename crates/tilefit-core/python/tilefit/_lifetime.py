@@ -21,6 +21,22 @@ def _marked(pid, needle):
         return False
 
 
+def _kill(pid, still=lambda: True):
+    """SIGKILL ``pid`` through a pidfd, if ``still`` holds once the process is held (so a pid
+    taken by another process since it was found is never signalled)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except OSError:
+        return
+    try:
+        if still():
+            signal.pidfd_send_signal(fd, signal.SIGKILL)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
 def end_marked(mark):
     """SIGKILL every other process of this user that carries the run's mark."""
     needle = f"{ENV_MARK}={mark}".encode()
@@ -28,18 +44,8 @@ def end_marked(mark):
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == me or not _marked(name, needle):
             continue
-        try:
-            fd = os.pidfd_open(int(name))
-        except OSError:
-            continue
-        try:
-            # Held now: still the process that was found, not one that took its pid.
-            if _marked(name, needle):
-                signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        # Held now: still the process that was found, not one that took its pid.
+        _kill(int(name), lambda name=name: _marked(name, needle))
 
 
 def end_with_tilefit():
@@ -119,16 +125,7 @@ def end_adopted():
             if table[child][1] != mine:
                 doomed.append(child)
     for pid in doomed:
-        try:
-            fd = os.pidfd_open(pid)
-        except OSError:
-            continue
-        try:
-            signal.pidfd_send_signal(fd, signal.SIGKILL)
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
+        _kill(pid)
 
 
 def end_adopted_at_os_exit():
