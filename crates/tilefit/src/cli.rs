@@ -98,8 +98,10 @@ pub struct OutputArgs {
     pub html: Option<PathBuf>,
     /// Exit 1 when a result fails this way on a listed device: baseline (the shipped config
     /// misses a device), none-fits (an autotune list or config file leaves a device with nothing
-    /// that fits), over-budget, compile-error, near-budget[=PCT] (default 90), with
-    /// `--resources full` over-thread-limit and spills, with config files unmapped-files and
+    /// that fits), over-budget, compile-error, near-budget[=PCT] (default 90),
+    /// over-thread-limit (num_warps x warp size over the device's threads per block, or over
+    /// what the registers leave with `--resources full`), with `--resources full` spills, with
+    /// config files unmapped-files and
     /// unreadable-files (on with `--emit-files`), and for a
     /// capture stopped (a call that needed what emulation lacks) or none (report only; a capture
     /// fails on baseline and none-fits when no rule is named). Repeat or comma-separate.

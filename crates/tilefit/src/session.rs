@@ -244,9 +244,8 @@ impl ProbeMode {
 }
 
 /// Flags a probe cannot honour together, each refused with what to do instead: a shard draws no
-/// cliff map (the merge does), and `--fail-on spills` / `over-thread-limit` judge what only
-/// `--resources full` reads (without it the rule could never fire, and the gate would pass
-/// unjudged).
+/// cliff map (the merge does), and `--fail-on spills` judges what only `--resources full`
+/// reads (without it the rule could never fire, and the gate would pass unjudged).
 fn refused_with(args: &ProbeArgs, sharded: bool) -> anyhow::Result<()> {
     if sharded && args.output.html.is_some() {
         return Err(Hinted::new(
@@ -255,7 +254,7 @@ fn refused_with(args: &ProbeArgs, sharded: bool) -> anyhow::Result<()> {
         )
         .into());
     }
-    let needs_binaries = [Rule::Spills, Rule::OverThreadLimit];
+    let needs_binaries = [Rule::Spills];
     if let Some(rule) = args
         .output
         .fail_on

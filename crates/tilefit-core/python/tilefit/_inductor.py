@@ -6,8 +6,8 @@ for that device's arch, and drops the ones that do not fit (``_init_handles`` ag
 ``max_shared_mem``); with none left it raises ``No valid triton configs``. Under capture every
 ``CachingAutotuner`` launch is recorded like an autotuned launch: each of its configs is a
 candidate, with the launch's own argument values, so tilefit compiles and judges each one for the
-target ("k of n fit" apart from "no choice fits"). The bytes Inductor's own compile reported for
-the emulated arch ride along in each record (``inductor.shared``) as a cross-check.
+target ("k of n fit" apart from "no choice fits"); the bytes Inductor's own compile reported ride
+along in each record (``inductor.shared``) as a cross-check.
 
 What torch's internals need to run without a driver is patched as the modules are imported (none
 of them is imported by ``import torch``), so a script that never compiles pays nothing:
@@ -17,13 +17,13 @@ of them is imported by ``import torch``), so a script that never compiles pays n
   this process (a subprocess pool would not inherit the emulation), the cache in the run's scratch;
 - ``torch._inductor.runtime.triton_helpers``: ``set_driver_to_gpu`` keeps the emulated driver;
 - ``torch._inductor.runtime.triton_heuristics``: ``CachingAutotuner`` keeps its configs, records
-  instead of launching, and a kernel with no fitting config is recorded, not raised;
+  instead of launching, and a kernel with no fitting config is recorded, not raised; a timed
+  split size of a mix-order reduction (2.11, ``CoordescTuner``) keeps the heuristic's;
 - ``torch._inductor.select_algorithm``: max-autotune's choices are judged, never benchmarked
   (:func:`_select_algorithm`).
 
-Tested with torch 2.11 and 2.15 (``TESTED_TORCH``); another version gets a warning on stderr.
-What differs between them is found by what the module has, not by its version number, so that
-the releases between behave as their code does:
+Tested with torch 2.11 and 2.15 (``TESTED_TORCH``; another version gets a warning). What differs
+is found by what a module has, not by version, so the releases between behave as their code does:
 
 - 2.15 retries a kernel none of whose configs loads at ``num_stages=1``
   (``CachingAutotuner.compile_by_disabling_pipelining``): the retry is judged beside the config
@@ -157,6 +157,10 @@ class _OnHost:
 
 
 def _heuristics(module, recorder, emulation):
+    # torch 2.11 times a mix-order reduction's split size under max-autotune; timing needs the
+    # device, so the heuristic's size (for the device's SM count) is kept and its kernel judged.
+    split = staticmethod(lambda _fn, init, *_args, **_kwargs: init)
+    module.CoordescTuner.autotune_single_field = split
     tuner = module.CachingAutotuner
     init, precompile = tuner.__init__, tuner.precompile
 

@@ -36,6 +36,10 @@ pub struct TargetDevice {
     pub smem_per_sm: u64,
     /// Reserved per block.
     pub smem_reserved_per_block: u64,
+    /// Threads a block may have (`num_warps` x warp size must not exceed it): the arch's limit
+    /// from the table. Absent in reports written before the thread limit was judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_threads_per_block: Option<u32>,
     /// The arch's limits for the occupancy model (NVIDIA archs).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_limits: Option<SmLimits>,
@@ -63,6 +67,7 @@ impl TargetDevice {
                 smem_per_block_optin: u64::from(arch.smem_per_block_optin.value),
                 smem_per_sm: u64::from(arch.smem_per_sm.value),
                 smem_reserved_per_block: u64::from(arch.smem_reserved_per_block.value),
+                max_threads_per_block: Some(arch.max_threads_per_block.value),
                 sm_limits: SmLimits::of(arch),
             });
         }

@@ -66,6 +66,37 @@ pub fn launch_tile_keys(config: &BTreeMap<String, Value>) -> Vec<String> {
     keys
 }
 
+/// `candidates` of `entry` within a block's thread limit: where the entry's `num_warps` is
+/// above `max_warps` (the device's threads per block over its warp size), the first candidate
+/// lowers only `num_warps` (to the largest power of two within the limit), and every other
+/// candidate lowers it too, since none would launch otherwise. Unchanged otherwise.
+pub fn within_warps(
+    entry: &BTreeMap<String, Value>,
+    candidates: Vec<Candidate>,
+    max_warps: u64,
+) -> Vec<Candidate> {
+    let Some(warps) = as_u64(entry.get("num_warps")).filter(|w| *w > max_warps) else {
+        return candidates;
+    };
+    if max_warps == 0 {
+        return Vec::new();
+    }
+    let lowered = 1u64 << max_warps.ilog2();
+    let change = format!("num_warps {warps} -> {lowered}");
+    let mut first = entry.clone();
+    first.insert("num_warps".to_owned(), Value::from(lowered));
+    let mut out = vec![Candidate {
+        entry: first,
+        changes: vec![change.clone()],
+    }];
+    out.extend(candidates.into_iter().map(|mut c| {
+        c.entry.insert("num_warps".to_owned(), Value::from(lowered));
+        c.changes.insert(0, change.clone());
+        c
+    }));
+    out
+}
+
 /// The most pipeline stages a candidate has: Triton's software pipeliner gains nothing useful
 /// past a handful (the engines' tuned files stop at 5 or 6, Inductor's lists at 5). An entry
 /// with more gets candidates from this depth down, and a note says so.
@@ -387,6 +418,37 @@ mod tests {
             .iter()
             .map(|(k, v)| ((*k).to_owned(), Value::from(*v)))
             .collect()
+    }
+
+    #[test]
+    fn a_block_over_the_thread_limit_lowers_its_warps_first_and_in_every_candidate() {
+        // 32 warps on a wavefront-64 part: at most 16 (1,024 threads).
+        let original = entry(&[("BLOCK_M", 64), ("num_warps", 32), ("num_stages", 2)]);
+        let found = within_warps(&original, candidates(&original), 16);
+        assert_eq!(found[0].changes, ["num_warps 32 -> 16"]);
+        assert_eq!(found[0].entry["num_warps"], 16);
+        assert_eq!(found[0].entry["num_stages"], 2);
+        assert!(found.iter().all(|c| c.entry["num_warps"] == 16));
+        assert_eq!(
+            found[1].changes,
+            ["num_warps 32 -> 16", "num_stages 2 -> 1"]
+        );
+        // A limit that is not a power of two gives the largest power of two below it.
+        assert_eq!(
+            within_warps(&original, Vec::new(), 24)[0].entry["num_warps"],
+            16
+        );
+        // Within the limit, or without num_warps: the candidates as they were.
+        let fine = entry(&[("num_warps", 16), ("num_stages", 2)]);
+        assert_eq!(
+            within_warps(&fine, candidates(&fine), 16),
+            candidates(&fine)
+        );
+        let none = entry(&[("num_stages", 2)]);
+        assert_eq!(
+            within_warps(&none, candidates(&none), 16),
+            candidates(&none)
+        );
     }
 
     #[test]

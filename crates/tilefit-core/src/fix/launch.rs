@@ -6,9 +6,11 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::files::{Candidate, candidates_over, launch_tile_keys};
+use super::files::{Candidate, candidates_over, launch_tile_keys, within_warps};
+use crate::device::{Backend, TargetDevice};
 use crate::input::capture::InductorKernel;
-use crate::model::capture::{FixChoice, LaunchFix};
+use crate::model::capture::{CompileReport, FixChoice, LaunchFix, LaunchReport, TargetCapture};
+use crate::model::verdict::VerdictCode;
 use crate::plan::capture::Compile;
 
 /// The most candidates compiled per launch.
@@ -23,15 +25,25 @@ fn default_stages(backend: &str) -> u64 {
     if backend == "hip" { 2 } else { 3 }
 }
 
-/// The candidates nearest to `compile`, each as the compile it makes.
-pub fn candidates(compile: &Compile, backend: &str) -> Vec<(Candidate, Compile)> {
+/// The candidates nearest to `compile`, each as the compile it makes; with a `num_warps` over
+/// `max_warps` (the device's threads per block over its warp size), each lowers it.
+pub fn candidates(
+    compile: &Compile,
+    backend: &str,
+    max_warps: Option<u64>,
+) -> Vec<(Candidate, Compile)> {
     let mut config: BTreeMap<String, Value> = compile.constexprs.clone();
     config.extend(compile.options.clone());
     config
         .entry("num_stages".to_owned())
         .or_insert_with(|| Value::from(default_stages(backend)));
     let tiles = launch_tile_keys(&compile.constexprs);
-    candidates_over(&config, &tiles)
+    let found = candidates_over(&config, &tiles);
+    let found = match max_warps {
+        Some(max) => within_warps(&config, found, max),
+        None => found,
+    };
+    found
         .into_iter()
         .take(MAX_CANDIDATES)
         .map(|candidate| {
@@ -56,6 +68,7 @@ pub fn template_candidates(
     compile: &Compile,
     backend: &str,
     tiles: &BTreeMap<String, u64>,
+    max_warps: Option<u64>,
 ) -> Vec<(Candidate, Compile, BTreeMap<String, u64>)> {
     let mut config: BTreeMap<String, Value> = compile.constexprs.clone();
     config.extend(compile.options.clone());
@@ -71,6 +84,10 @@ pub fn template_candidates(
         candidates_over(&config, &tile_keys)
     } else {
         paired
+    };
+    let candidates = match max_warps {
+        Some(max) => within_warps(&config, candidates, max),
+        None => candidates,
     };
     candidates
         .into_iter()
@@ -280,6 +297,115 @@ pub fn fix_of(
         format!("pass {} at the launch", changed.join(", "))
     };
     Some(LaunchFix { fits: chosen, pass })
+}
+
+/// The way out of an autotuned launch (its list: `at` in `compiles`) that crashes on a HIP `device`
+/// because some of its configs have more threads per block than the device allows. Adding a
+/// config does not help there: the launch of the wide one fails before the autotuner can skip
+/// it, so those configs leave the list; the fix names them and the ones that fit. None on
+/// NVIDIA (Triton's OutOfResources "threads" is skipped) or when no config is over the limit.
+pub fn thread_fix(
+    compiles: &[CompileReport],
+    at: &[usize],
+    device: &TargetDevice,
+) -> Option<LaunchFix> {
+    let limit = device.max_threads_per_block?;
+    if device.backend != Backend::Hip {
+        return None;
+    }
+    let mut over = Vec::new();
+    let mut fitting = Vec::new();
+    for compile in at.iter().filter_map(|&i| compiles.get(i)) {
+        let Some(result) = &compile.result else {
+            continue;
+        };
+        let Some(verdict) = result.verdicts.iter().find(|v| v.device == device.device) else {
+            continue;
+        };
+        let mut config = compile.constexprs.clone();
+        config.extend(compile.options.clone());
+        match verdict.verdict {
+            VerdictCode::OverThreadLimit => over.push(format!(
+                "{} ({} threads)",
+                words(&config),
+                verdict.threads_per_block.unwrap_or(0)
+            )),
+            VerdictCode::Fits => fitting.push(FixChoice {
+                changes: vec![format!("keep {}", words(&config))],
+                config: words(&config),
+                shared_bytes: result.shared_bytes.unwrap_or(0),
+            }),
+            _ => {}
+        }
+    }
+    if over.is_empty() {
+        return None;
+    }
+    let warp = device.warp_size.max(1);
+    fitting.truncate(MAX_FITS);
+    Some(LaunchFix {
+        fits: fitting,
+        pass: format!(
+            "remove from the autotune list (or cap num_warps at {} where the warp size is {warp}): {}; a block may have {limit} threads, and HIP fails the launch of a larger one, which the autotuner does not skip",
+            limit / warp,
+            over.join(", ")
+        ),
+    })
+}
+
+/// The candidates of a crashing launch on its target (`report`), from `base` (its config, or
+/// the smallest of its autotuned list), each as the compile it makes; a template Inductor
+/// generated sets its tiles as constants of its source, and its candidates with smaller tiles
+/// are compiles of an edited copy of its scope, whose text goes into `edited` by digest.
+pub fn launch_candidates(
+    target_report: &TargetCapture,
+    launch: &LaunchReport,
+    base: &CompileReport,
+    edited: &mut BTreeMap<String, String>,
+) -> Vec<(Candidate, Compile)> {
+    let target = &target_report.device;
+    let backend = target_report.emulated.backend.as_str();
+    let compile = Compile {
+        kernel: base.kernel.clone(),
+        args: base.args.clone(),
+        constexprs: base.constexprs.clone(),
+        options: base.options.clone(),
+        globals: base.globals.clone(),
+        inductor_shared: None,
+        inductor_choice: None,
+        inductor_rescaled: None,
+    };
+    let tiles = launch
+        .inductor
+        .as_ref()
+        .filter(|i| i.choices.is_none())
+        .map(|i| i.tiles.clone())
+        .unwrap_or_default();
+    let max_warps = target
+        .max_threads_per_block
+        .map(|limit| u64::from(limit / target.warp_size.max(1)));
+    if tiles.is_empty() {
+        candidates(&compile, backend, max_warps)
+    } else {
+        let scope = compile
+            .kernel
+            .scope
+            .as_ref()
+            .and_then(|d| target_report.scopes.get(d));
+        template_candidates(&compile, backend, &tiles, max_warps)
+            .into_iter()
+            .filter_map(|(candidate, mut next, edits)| {
+                if edits.is_empty() {
+                    return Some((candidate, next));
+                }
+                let text = edit_tiles(scope?, &tiles, &edits)?;
+                let digest = crate::digest::sha256(text.as_bytes());
+                next.kernel.scope = Some(digest.clone());
+                edited.insert(digest, text);
+                Some((candidate, next))
+            })
+            .collect()
+    }
 }
 
 /// The entries a candidate changes (not the ones it keeps).

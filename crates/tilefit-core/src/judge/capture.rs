@@ -93,12 +93,30 @@ pub fn launch_verdict(
     if judged < verdicts.len() {
         return LaunchVerdict::NotJudged;
     }
+    // On NVIDIA, Triton turns a block with more threads than the driver allows into
+    // OutOfResources "threads" before the launch, which autotuners skip; HIP reports a larger
+    // limit for the kernel's own flat work-group size, and the launch itself fails (invalid
+    // argument: ROCm/pytorch#2416's log, pytorch PR #178023), which no autotuner skips: an
+    // autotuned list with such a config crashes.
+    let hip_threads = compiles.iter().any(|c| {
+        c.result.as_ref().is_some_and(|r| {
+            r.backend == crate::device::Backend::Hip
+                && r.verdicts
+                    .iter()
+                    .any(|v| v.device == device && v.verdict == VerdictCode::OverThreadLimit)
+        })
+    });
+    if autotuned && hip_threads {
+        return LaunchVerdict::OverThreads;
+    }
+    let over_budget = verdicts.contains(&Some(VerdictCode::OverBudget));
     // A compile error is never a fit verdict: a launch with one is a compile error (a fixed
     // config over budget stays over: the engine crashes there whatever else fails), and "none
     // fits" means every config compiled and every one is over.
     match (autotuned, fits, over, errors) {
         (_, f, 0, 0) if f == verdicts.len() => LaunchVerdict::Fits,
-        (false, _, o, _) if o > 0 => LaunchVerdict::Over,
+        (false, _, o, _) if o > 0 && over_budget => LaunchVerdict::Over,
+        (false, _, o, _) if o > 0 => LaunchVerdict::OverThreads,
         (_, _, _, e) if e > 0 => LaunchVerdict::CompileError,
         (true, 0, _, _) => LaunchVerdict::NoneFits,
         (true, _, _, _) => LaunchVerdict::SomeSkipped,
@@ -518,6 +536,7 @@ impl Findings for CaptureReport {
                         budget: v.budget,
                         verdict: v.verdict,
                         over_by: v.over_by,
+                        threads_per_block: v.threads_per_block,
                         max_threads_per_block: v.max_threads_per_block,
                         spill_bytes: result.resources.as_ref().and_then(|r| r.spill_bytes),
                     });
@@ -545,7 +564,7 @@ impl Findings for CaptureReport {
 
     /// A fixed config over the budget: what the engine ships at that launch misses the device.
     fn shipped_misses(&self, _shipped: Option<&crate::fix::ConfigExport>) -> Vec<Miss> {
-        self.misses(&[LaunchVerdict::Over])
+        self.misses(&[LaunchVerdict::Over, LaunchVerdict::OverThreads])
     }
 
     /// An autotuned launch none of whose tried configs fits.

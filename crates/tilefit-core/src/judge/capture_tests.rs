@@ -37,8 +37,8 @@ pub struct TestVerdict {
 /// Why a test fails.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TestFailure {
-    /// `over-budget`, `none-fits`, `not-judged`, `compile-error`, `stopped`, `script-error` or
-    /// `test-failed`.
+    /// `over-budget`, `over-thread-limit`, `none-fits`, `not-judged`, `compile-error`,
+    /// `stopped`, `script-error` or `test-failed`.
     pub kind: &'static str,
     /// The line: the kernel, the launching line, the bytes and the budget, the fix.
     pub message: String,
@@ -65,19 +65,46 @@ fn bytes_of(target: &TargetCapture, launch: &LaunchReport) -> Option<(u64, u64)>
         .min()
 }
 
+/// The threads per block and the device's limit of the launch's widest compile over the thread
+/// limit on the target.
+fn threads_of(target: &TargetCapture, launch: &LaunchReport) -> Option<(u32, u32)> {
+    launch
+        .compiles
+        .iter()
+        .filter_map(|&i| target.compiles.get(i)?.result.as_ref())
+        .filter_map(|r| {
+            let verdict = r
+                .verdicts
+                .iter()
+                .find(|v| v.device == target.device.device)?;
+            (verdict.verdict == VerdictCode::OverThreadLimit)
+                .then_some((verdict.threads_per_block?, verdict.max_threads_per_block?))
+        })
+        .max()
+}
+
 /// A crashing launch's line: what, how far over, and what to change.
 pub fn crash_text(target: &TargetCapture, launch: &LaunchReport) -> String {
     let mut text = launch_text(launch);
     let device = &target.device.device;
-    match bytes_of(target, launch) {
-        Some((bytes, budget)) => {
+    let threads =
+        threads_of(target, launch).filter(|_| launch.verdict == LaunchVerdict::OverThreads);
+    match (bytes_of(target, launch), threads) {
+        (_, Some((threads, limit))) => {
+            let _ = write!(
+                text,
+                ": a block of {threads} threads (num_warps x warp size {}), {device} allows {limit}",
+                target.device.warp_size
+            );
+        }
+        (Some((bytes, budget)), None) => {
             let _ = write!(
                 text,
                 ": needs {bytes} bytes of shared memory per block, {device} allows {budget} (over by {})",
                 bytes.saturating_sub(budget)
             );
         }
-        None => {
+        (None, None) => {
             let _ = write!(text, ": {} on {device}", launch.verdict.as_str());
         }
     }
@@ -126,6 +153,7 @@ pub fn test_verdicts(target: &TargetCapture) -> Vec<TestVerdict> {
                 let site = launch.caller.as_ref().map(|s| (s.file.clone(), s.line));
                 let (kind, message) = match launch.verdict {
                     LaunchVerdict::Over => ("over-budget", crash_text(target, launch)),
+                    LaunchVerdict::OverThreads => ("over-thread-limit", crash_text(target, launch)),
                     LaunchVerdict::NoneFits => ("none-fits", crash_text(target, launch)),
                     LaunchVerdict::NotJudged => (
                         "not-judged",

@@ -38,9 +38,8 @@ fn launch_changes(
     new: &crate::model::capture::CaptureReport,
     d: &mut ReportDiff,
 ) {
-    use crate::model::capture::{LaunchReport, LaunchVerdict, TargetCapture};
-    let crashes =
-        |l: &LaunchReport| matches!(l.verdict, LaunchVerdict::Over | LaunchVerdict::NoneFits);
+    use crate::model::capture::{LaunchReport, TargetCapture};
+    let crashes = |l: &LaunchReport| l.verdict.crashes();
     let keys = |t: &TargetCapture, l: &LaunchReport| -> Vec<String> {
         l.compiles
             .iter()

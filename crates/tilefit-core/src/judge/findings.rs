@@ -63,7 +63,9 @@ pub struct Judged {
     pub verdict: VerdictCode,
     /// Bytes over, when over.
     pub over_by: Option<u64>,
-    /// Threads per block the driver allows at the kernel's registers (`--resources full`).
+    /// Threads the block launches (num_warps x warp size).
+    pub threads_per_block: Option<u32>,
+    /// Threads per block the device allows (lowered by the registers with `--resources full`).
     pub max_threads_per_block: Option<u32>,
     /// Spill bytes, when the binary was read (`--resources full`).
     pub spill_bytes: Option<u64>,
@@ -88,6 +90,7 @@ fn judged_of<'a>(
         budget: v.budget,
         verdict: v.verdict,
         over_by: v.over_by,
+        threads_per_block: v.threads_per_block,
         max_threads_per_block: v.max_threads_per_block,
         spill_bytes: resources.and_then(|r| r.spill_bytes),
     })

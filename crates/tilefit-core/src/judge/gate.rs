@@ -25,8 +25,8 @@ pub enum Rule {
     CompileError,
     /// Any config that fits but uses at least this share (0..1] of a device's budget.
     NearBudget(f64),
-    /// Any config whose registers leave fewer threads per block than it launches
-    /// (`--resources full`).
+    /// Any config whose block has more threads (num_warps x warp size) than the device allows,
+    /// or than its registers leave (`--resources full`).
     OverThreadLimit,
     /// Any config that spills registers to local memory (`--resources full`).
     Spills,
@@ -100,7 +100,9 @@ impl Rule {
         match self {
             Rule::OverBudget => "over budget".to_owned(),
             Rule::CompileError => "do not compile".to_owned(),
-            Rule::OverThreadLimit => "need more threads than their registers allow".to_owned(),
+            Rule::OverThreadLimit => {
+                "launch more threads per block than the device allows".to_owned()
+            }
             Rule::Spills => "spill registers to local memory".to_owned(),
             Rule::UnmappedFiles => "config files map to no device".to_owned(),
             Rule::UnreadableFiles => "config files or entries could not be read".to_owned(),
@@ -420,9 +422,10 @@ fn judged_text(rule: Rule, j: &super::findings::Judged) -> Option<String> {
             Some(format!("{} on {} ({})", j.subject, j.device, j.arch))
         }
         Rule::OverThreadLimit if j.verdict == VerdictCode::OverThreadLimit => Some(format!(
-            "{} on {} (max {} threads)",
+            "{} on {} ({} threads, max {})",
             j.subject,
             j.device,
+            j.threads_per_block.unwrap_or(0),
             j.max_threads_per_block.unwrap_or(0)
         )),
         Rule::Spills => j.spill_bytes.filter(|b| *b > 0).map(|bytes| {

@@ -87,8 +87,9 @@ pub(crate) fn verdict_on<'a>(
         })
 }
 
-/// One device's verdict on a compile: shared memory against its budget, then, where the binary's
-/// resources are known, the thread limit its registers leave and its occupancy.
+/// One device's verdict on a compile: shared memory against its budget, then the block's threads
+/// (num_warps x the arch's warp size) against the device's limit, lowered to what the registers
+/// leave where the binary's resources are known, and its occupancy.
 pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdict {
     let verdict = verdict::judge(
         outcome.status,
@@ -96,6 +97,11 @@ pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdic
         &device.device,
         device.smem_per_block_optin,
     );
+    let threads = outcome.num_warps.map(|warps| {
+        u32::try_from(warps)
+            .unwrap_or(u32::MAX)
+            .saturating_mul(device.warp_size)
+    });
     let occupancy = match (&device.sm_limits, &outcome.resources, outcome.shared) {
         (Some(limits), Some(resources), Some(shared)) => {
             let warps = outcome.num_warps.unwrap_or(4);
@@ -113,7 +119,9 @@ pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdic
         }
         _ => None,
     };
-    verdict.with_occupancy(occupancy)
+    verdict
+        .with_occupancy(occupancy)
+        .with_thread_limit(threads, device.max_threads_per_block)
 }
 
 pub(crate) fn recommend(

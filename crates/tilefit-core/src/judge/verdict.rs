@@ -36,6 +36,7 @@ pub fn judge(
         over_by,
         headroom,
         budget,
+        threads_per_block: None,
         max_threads_per_block: None,
         blocks_per_sm: None,
         occupancy_limiter: None,

@@ -326,6 +326,11 @@ pub enum LaunchVerdict {
     Fits,
     /// A fixed config over the budget: the engine crashes here.
     Over,
+    /// A block with more threads than the device allows (num_warps x warp size), as a fixed
+    /// config, or in an autotuned list on HIP (where the launch fails before the autotuner can
+    /// skip it): the engine crashes here.
+    #[serde(rename = "over-thread-limit")]
+    OverThreads,
     /// Autotuned, and no config it would try fits: the engine crashes here.
     NoneFits,
     /// Autotuned, and some configs it would try do not fit: the autotuner skips them.
@@ -342,6 +347,7 @@ impl LaunchVerdict {
         match self {
             LaunchVerdict::Fits => "fits",
             LaunchVerdict::Over => "OVER: the engine crashes here",
+            LaunchVerdict::OverThreads => "THREADS over the limit: the engine crashes here",
             LaunchVerdict::NoneFits => "none would fit: the engine crashes here",
             LaunchVerdict::SomeSkipped => "some don't: the autotuner skips them",
             LaunchVerdict::CompileError => "COMPILE ERROR",
@@ -351,7 +357,10 @@ impl LaunchVerdict {
 
     /// Whether the engine crashes at this launch on this device.
     pub fn crashes(self) -> bool {
-        matches!(self, LaunchVerdict::Over | LaunchVerdict::NoneFits)
+        matches!(
+            self,
+            LaunchVerdict::Over | LaunchVerdict::OverThreads | LaunchVerdict::NoneFits
+        )
     }
 }
 

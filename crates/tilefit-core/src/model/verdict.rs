@@ -20,8 +20,9 @@ pub enum VerdictCode {
     UnsupportedOnTarget,
     /// The compile did not finish (worker fault).
     Failed,
-    /// Shared memory fits, but the registers each thread needs leave the driver fewer threads
-    /// per block than num_warps x warp size: Triton raises OutOfResources "threads".
+    /// Shared memory fits, but the block has more threads (num_warps x the arch's warp size)
+    /// than the device allows, or than the registers each thread needs leave the driver: Triton
+    /// raises OutOfResources "threads" (a HIP launch fails with an invalid argument).
     OverThreadLimit,
 }
 
@@ -52,7 +53,11 @@ pub struct DeviceVerdict {
     pub headroom: Option<u64>,
     /// The budget compared with.
     pub budget: u64,
-    /// Threads per block the driver allows at the kernel's register count (`--resources full`).
+    /// Threads the block launches: num_warps x the arch's warp size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub threads_per_block: Option<u32>,
+    /// Threads per block the device allows: the arch's limit, lowered to what the kernel's
+    /// register count leaves where the binary was read (`--resources full`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_threads_per_block: Option<u32>,
     /// Resident blocks per SM.
@@ -82,5 +87,86 @@ impl DeviceVerdict {
             }
         }
         self
+    }
+
+    /// Judge the block's threads (`threads`, num_warps x warp size) against the device's
+    /// `limit`: a config whose shared memory fits but whose block is larger than the device
+    /// allows becomes `over-thread-limit`. Shared memory is judged first, as Triton does.
+    #[must_use]
+    pub fn with_thread_limit(mut self, threads: Option<u32>, limit: Option<u32>) -> DeviceVerdict {
+        self.threads_per_block = threads;
+        let limit = match (self.max_threads_per_block, limit) {
+            (Some(by_registers), Some(device)) => Some(by_registers.min(device)),
+            (by_registers, device) => by_registers.or(device),
+        };
+        self.max_threads_per_block = limit;
+        if let (Some(threads), Some(limit)) = (threads, limit)
+            && threads > limit
+            && self.verdict == VerdictCode::Fits
+        {
+            self.verdict = VerdictCode::OverThreadLimit;
+            self.headroom = None;
+        }
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fits() -> DeviceVerdict {
+        DeviceVerdict {
+            device: "mi355x".to_owned(),
+            verdict: VerdictCode::Fits,
+            over_by: None,
+            headroom: Some(100),
+            budget: 163_840,
+            threads_per_block: None,
+            max_threads_per_block: None,
+            blocks_per_sm: None,
+            occupancy_limiter: None,
+            occupancy_percent: None,
+        }
+    }
+
+    #[test]
+    fn a_block_wider_than_the_device_allows_is_over_the_thread_limit() {
+        let v = fits().with_thread_limit(Some(2048), Some(1024));
+        assert_eq!(v.verdict, VerdictCode::OverThreadLimit);
+        assert_eq!(
+            (v.threads_per_block, v.max_threads_per_block),
+            (Some(2048), Some(1024))
+        );
+        assert_eq!(v.headroom, None);
+        // At the limit it fits.
+        let v = fits().with_thread_limit(Some(1024), Some(1024));
+        assert_eq!((v.verdict, v.headroom), (VerdictCode::Fits, Some(100)));
+        // Shared memory is judged first, as Triton does: over budget stays over budget.
+        let over = DeviceVerdict {
+            verdict: VerdictCode::OverBudget,
+            headroom: None,
+            over_by: Some(8),
+            ..fits()
+        };
+        assert_eq!(
+            over.with_thread_limit(Some(4096), Some(1024)).verdict,
+            VerdictCode::OverBudget
+        );
+        // The registers' limit, where the binary was read, lowers the device's.
+        let read = DeviceVerdict {
+            max_threads_per_block: Some(512),
+            ..fits()
+        };
+        let v = read.with_thread_limit(Some(1024), Some(1024));
+        assert_eq!(
+            (v.verdict, v.max_threads_per_block),
+            (VerdictCode::OverThreadLimit, Some(512))
+        );
+        // Unknown warps: nothing to judge.
+        assert_eq!(
+            fits().with_thread_limit(None, Some(1024)).verdict,
+            VerdictCode::Fits
+        );
     }
 }

@@ -131,11 +131,12 @@ fn describe(cell: &Cell<'_>, device: &TargetDevice) -> (&'static str, String, St
             }
             if v.verdict == VerdictCode::OverThreadLimit {
                 let max = v.max_threads_per_block.unwrap_or(0);
+                let threads = v.threads_per_block.unwrap_or(0);
                 (
                     "over",
-                    format!("THREADS max {max}"),
+                    format!("THREADS {threads}>{max}"),
                     format!(
-                        "{tooltip}: its registers leave the driver {max} threads per block, fewer than the block's"
+                        "{tooltip}: the block has {threads} threads (num_warps x the warp size), more than the {max} a block may have on the device (or its registers leave); lower num_warps"
                     ),
                 )
             } else if v.verdict == VerdictCode::OverBudget {

@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::judge::capture_tests::{suite_failures, test_verdicts};
-use crate::model::capture::{CaptureReport, TargetCapture};
+use crate::model::capture::{CaptureReport, LaunchVerdict, TargetCapture};
 
 use super::Exporter;
 
@@ -126,8 +126,12 @@ fn crash_failures(target: &TargetCapture) -> Vec<(String, String)> {
         .iter()
         .filter(|l| l.verdict.crashes())
         .map(|l| {
+            let kind = match l.verdict {
+                LaunchVerdict::OverThreads => "over-thread-limit",
+                _ => "over-budget",
+            };
             (
-                "over-budget".to_owned(),
+                kind.to_owned(),
                 crate::judge::capture_tests::crash_text(target, l),
             )
         })

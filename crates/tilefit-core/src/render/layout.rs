@@ -62,8 +62,9 @@ pub(crate) fn verdict_cell(
             match v.verdict {
                 VerdictCode::Fits => format!("{bytes} ok"),
                 VerdictCode::OverThreadLimit => format!(
-                    "{bytes} THREADS max {}",
-                    v.max_threads_per_block.unwrap_or(0)
+                    "{bytes} THREADS {}>{}",
+                    format_count(u64::from(v.threads_per_block.unwrap_or(0))),
+                    format_count(u64::from(v.max_threads_per_block.unwrap_or(0)))
                 ),
                 _ => format!("{bytes} OVER +{}", format_count(v.over_by.unwrap_or(0))),
             }
@@ -427,7 +428,7 @@ pub(crate) fn footer(report: &ProbeReport) -> String {
                 .iter()
                 .any(|v| v.verdict == VerdictCode::OverThreadLimit))
             {
-                "; `THREADS max N`: its registers leave the driver N threads per block, fewer than num_warps x 32"
+                "; `THREADS T>M`: the block has T threads (num_warps x the warp size), more than the M a block may have on the device (or its registers leave): the launch fails; lower num_warps"
             } else {
                 ""
             }

@@ -25,10 +25,6 @@ fn flags_that_cannot_go_together_are_refused_before_anything_is_written() {
         ),
         (&["--fail-on", "spills"][..], "add `--resources full`"),
         (
-            &["--fail-on", "over-thread-limit"][..],
-            "`--fail-on over-thread-limit` judges",
-        ),
-        (
             &["--shard", "1/2", "--json", json, "--emit-files", files][..],
             "`--emit-files` needs the whole run",
         ),

@@ -7,12 +7,11 @@ use std::path::PathBuf;
 
 use crate::compile::Event;
 use crate::device::TargetDevice;
+use crate::fix::launch::thread_fix;
 use crate::input::capture::Records;
 use crate::input::spec;
 use crate::judge::capture::launch_verdict;
-use crate::model::capture::{
-    AutotuneCounts, CompileReport, LaunchReport, LaunchVerdict, TargetCapture,
-};
+use crate::model::capture::{AutotuneCounts, CompileReport, LaunchReport, TargetCapture};
 use crate::model::verdict::VerdictCode;
 use crate::plan::capture::{Compile, plan, scope_file_name, spec_document};
 use crate::run::pipeline::Pipeline;
@@ -185,15 +184,12 @@ fn fix_launches(
     on_event: &mut dyn FnMut(Event),
 ) {
     let target = report.device.clone();
-    let backend = report.emulated.backend.clone();
     let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
     // Scope texts of templates with edited tiles, by digest.
     let mut edited: BTreeMap<String, String> = BTreeMap::new();
+    let mut thread_fixes = Vec::new();
     for (at, launch) in report.launches.iter().enumerate() {
-        if !matches!(
-            launch.verdict,
-            LaunchVerdict::Over | LaunchVerdict::NoneFits
-        ) {
+        if !launch.verdict.crashes() {
             continue;
         }
         let smallest = launch
@@ -202,47 +198,17 @@ fn fix_launches(
             .filter_map(|&i| report.compiles.get(i))
             .min_by_key(|c| c.result.as_ref().and_then(|r| r.shared_bytes));
         let Some(base) = smallest else { continue };
-        let compile = Compile {
-            kernel: base.kernel.clone(),
-            args: base.args.clone(),
-            constexprs: base.constexprs.clone(),
-            options: base.options.clone(),
-            globals: base.globals.clone(),
-            inductor_shared: None,
-            inductor_choice: None,
-            inductor_rescaled: None,
-        };
-        // A template Inductor generated sets its tiles as constants of its source: its
-        // candidates with smaller tiles are compiles of an edited copy of its scope.
-        let tiles = launch
-            .inductor
-            .as_ref()
-            .filter(|i| i.choices.is_none())
-            .map(|i| i.tiles.clone())
-            .unwrap_or_default();
-        let candidates = if tiles.is_empty() {
-            crate::fix::launch::candidates(&compile, &backend)
-        } else {
-            let scope = compile
-                .kernel
-                .scope
-                .as_ref()
-                .and_then(|d| report.scopes.get(d));
-            crate::fix::launch::template_candidates(&compile, &backend, &tiles)
-                .into_iter()
-                .filter_map(|(candidate, mut next, edits)| {
-                    if edits.is_empty() {
-                        return Some((candidate, next));
-                    }
-                    let text = crate::fix::launch::edit_tiles(scope?, &tiles, &edits)?;
-                    let digest = crate::digest::sha256(text.as_bytes());
-                    next.kernel.scope = Some(digest.clone());
-                    edited.insert(digest, text);
-                    Some((candidate, next))
-                })
-                .collect()
-        };
+        if launch.autotune.is_some()
+            && let Some(fix) = thread_fix(&report.compiles, &launch.compiles, &target)
+        {
+            thread_fixes.push((at, fix));
+            continue;
+        }
+        let candidates = crate::fix::launch::launch_candidates(report, launch, base, &mut edited);
         wanted.push((at, candidates));
+    }
+    for (at, fix) in thread_fixes {
+        report.launches[at].fix = Some(fix);
     }
     if wanted.is_empty() {
         return;
