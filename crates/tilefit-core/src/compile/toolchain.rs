@@ -6,6 +6,7 @@
 //!
 //! Progress is reported through a callback; this module never prints.
 
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -37,6 +38,38 @@ pub struct Toolchain {
     pub triton_version: String,
     /// How it was chosen.
     pub origin: Origin,
+    /// Triton's settings from the environment that change what it compiles
+    /// ([`triton_environment`]): part of every cache key and of the report.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+}
+
+/// Environment variables whose names start with these set Triton's compile knobs
+/// (`triton.knobs`: `TRITON_HIP_USE_ASYNC_COPY`, `TRITON_DEFAULT_FP_FUSION`,
+/// `AMDGCN_USE_BUFFER_OPS`, ...): a knob can change the bytes a kernel needs.
+const KNOB_PREFIXES: [&str; 2] = ["TRITON_", "AMDGCN_"];
+
+/// Of those, the ones that name where Triton keeps or writes things, not how it compiles.
+const NOT_KNOBS: [&str; 6] = [
+    "TRITON_CACHE_DIR",
+    "TRITON_HOME",
+    "TRITON_DUMP_DIR",
+    "TRITON_OVERRIDE_DIR",
+    "TRITON_PRINT_AUTOTUNING",
+    "TRITON_CACHE_MANAGER",
+];
+
+/// Triton's compile knobs set in this process's environment (inherited by every worker): a
+/// result compiled under one setting is not the result under another (under 3.9,
+/// `TRITON_HIP_USE_ASYNC_COPY=0` halves a gfx950 matmul's bytes), so they key the cache and are
+/// written in the report.
+pub fn triton_environment() -> BTreeMap<String, String> {
+    std::env::vars_os()
+        .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, _)| {
+            KNOB_PREFIXES.iter().any(|p| name.starts_with(p)) && !NOT_KNOBS.contains(&name.as_str())
+        })
+        .collect()
 }
 
 /// Where a toolchain came from.
@@ -221,6 +254,7 @@ pub fn from_python(python: &Path) -> Result<Toolchain, ToolchainError> {
         python_version,
         triton_version,
         origin: Origin::UserPython,
+        env: triton_environment(),
     })
 }
 
@@ -254,6 +288,7 @@ pub fn managed(cache_dir: &Path, version: &str) -> Option<Toolchain> {
         python_version,
         triton_version: version.to_owned(),
         origin: Origin::Managed,
+        env: triton_environment(),
     })
 }
 

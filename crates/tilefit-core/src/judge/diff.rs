@@ -179,12 +179,139 @@ fn diff_results(
             });
         }
     }
+    let unchanged: Vec<&ProbeResult> = new_results
+        .iter()
+        .filter(|r| before.contains_key(&key(r)))
+        .filter(|r| {
+            !changes
+                .iter()
+                .any(|c| c.config == r.config && c.arch == r.arch)
+        })
+        .collect();
     ReportDiff {
         old_triton: old_triton.clone(),
         new_triton: new_triton.clone(),
         compared,
+        named: named(&changes, &unchanged),
         changes,
         only_old: before.keys().filter(|k| !after.contains_key(*k)).count(),
         only_new: after.keys().filter(|k| !before.contains_key(*k)).count(),
+    }
+}
+
+/// What the byte changes have in common: a config value that every change has and no unchanged
+/// result has, then the factor (`x2.00`) or the fixed amount (`+1,536`) every change moved by.
+fn named(changes: &[Change], unchanged: &[&ProbeResult]) -> Vec<String> {
+    let sized: Vec<(u64, u64)> = changes
+        .iter()
+        .filter_map(|c| Some((c.old_bytes?, c.new_bytes?)))
+        .filter(|(old, new)| old != new && *old > 0)
+        .collect();
+    if sized.is_empty() {
+        return Vec::new();
+    }
+    let mut words = Vec::new();
+    let first = &changes[0].config;
+    for (axis, value) in first {
+        let shared = changes.iter().all(|c| c.config.get(axis) == Some(value));
+        let others: Vec<String> = unchanged
+            .iter()
+            .filter_map(|r| r.config.get(axis))
+            .filter(|v| *v != value)
+            .map(crate::model::naming::value_text)
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let none_alike = unchanged.iter().all(|r| r.config.get(axis) != Some(value));
+        if shared && none_alike && !others.is_empty() {
+            words.push(format!(
+                "every change has {axis}={}; none with {axis}={} changed",
+                crate::model::naming::value_text(value),
+                others.join(" or ")
+            ));
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let factors: Vec<f64> = sized
+        .iter()
+        .map(|(old, new)| *new as f64 / *old as f64)
+        .collect();
+    let (low, high) = factors
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(l, h), f| (l.min(*f), h.max(*f)));
+    let steps: std::collections::BTreeSet<i128> = sized
+        .iter()
+        .map(|(old, new)| i128::from(*new) - i128::from(*old))
+        .collect();
+    let growth = if high - low < 0.005 {
+        format!("bytes x{low:.2} in every change")
+    } else if let [step] = steps.iter().collect::<Vec<_>>()[..] {
+        let sign = if *step > 0 { "+" } else { "-" };
+        format!(
+            "{sign}{} bytes in every change (a fixed amount, not a factor: x{low:.2} to x{high:.2})",
+            crate::units::format_count(u64::try_from(step.unsigned_abs()).unwrap_or(u64::MAX))
+        )
+    } else {
+        format!("bytes x{low:.2} to x{high:.2}")
+    };
+    words.push(growth);
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(precision: &str, stages: u64, bytes: u64) -> ProbeResult {
+        serde_json::from_value(serde_json::json!({
+            "config": {"PRECISION": precision, "num_stages": stages},
+            "config_index": 0,
+            "arch": "sm_89",
+            "backend": "cuda",
+            "status": "ok",
+            "shared_bytes": bytes,
+            "tmem_size": null,
+            "error": null,
+            "cached": false,
+            "divisible_by_16": [],
+            "specialized_to_1": [],
+            "compile_seconds": 0.0,
+            "verdicts": [],
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn the_changes_are_named_by_the_value_they_share_and_how_the_bytes_moved() {
+        let old = vec![
+            result("tf32", 2, 1536),
+            result("tf32x3", 2, 1536),
+            result("tf32x3", 3, 2560),
+        ];
+        let fixed = vec![
+            result("tf32", 2, 1536),
+            result("tf32x3", 2, 3072),
+            result("tf32x3", 3, 4096),
+        ];
+        let d = diff_results((&"3.6.0".into(), &old), (&"3.8.0".into(), &fixed));
+        assert_eq!(d.changes.len(), 2);
+        assert_eq!(
+            d.named,
+            [
+                "every change has PRECISION=tf32x3; none with PRECISION=tf32 changed",
+                "+1,536 bytes in every change (a fixed amount, not a factor: x1.60 to x2.00)",
+            ]
+        );
+        // One factor for every change: named as the factor.
+        let doubled = vec![
+            result("tf32", 2, 1536),
+            result("tf32x3", 2, 3072),
+            result("tf32x3", 3, 5120),
+        ];
+        let d = diff_results((&"3.6.0".into(), &old), (&"3.8.0".into(), &doubled));
+        assert_eq!(d.named[1], "bytes x2.00 in every change");
+        // Nothing changed: nothing named.
+        let d = diff_results((&"3.6.0".into(), &old), (&"3.7.1".into(), &old));
+        assert!(d.named.is_empty());
     }
 }

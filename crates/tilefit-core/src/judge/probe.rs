@@ -197,6 +197,7 @@ pub fn assemble(
         triton_version: toolchain.triton_version.clone(),
         python_version: toolchain.python_version.clone(),
         toolchain: Some(toolchain.origin),
+        triton_env: toolchain.env.clone(),
         spec: spec.path.display().to_string(),
         kernel,
         targets: targets.to_vec(),

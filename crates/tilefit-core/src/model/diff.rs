@@ -23,6 +23,11 @@ pub struct ReportDiff {
     pub only_old: usize,
     /// Pairs only the new report has.
     pub only_new: usize,
+    /// What the changes have in common, in words: the config value every change has and no
+    /// unchanged result has (`every change has PRECISION=tf32x3; none with PRECISION=tf32
+    /// changed`), and how the bytes moved (`x2.00 in every change`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<String>,
 }
 
 /// One (config, arch) that changed.

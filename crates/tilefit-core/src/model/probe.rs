@@ -215,6 +215,10 @@ pub struct ProbeReport {
     /// runs in), `managed` or `user-python` (`--python`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub toolchain: Option<crate::compile::toolchain::Origin>,
+    /// Triton's compile knobs set in the environment (`TRITON_HIP_USE_ASYNC_COPY=0`): the bytes
+    /// are Triton's under them.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub triton_env: BTreeMap<String, String>,
     /// The spec file.
     pub spec: String,
     /// The kernel.

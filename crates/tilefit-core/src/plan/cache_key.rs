@@ -1,5 +1,6 @@
 //! The one cache-key scheme: a job to run, and the digest of every input that decides its result.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -18,6 +19,10 @@ pub struct KeyContext {
     pub python: String,
     /// Digest of the worker script.
     pub worker: String,
+    /// Triton's compile knobs set in the environment (absent when none is, so keys made
+    /// without any stay as they were).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
 }
 
 /// The cache key of a request: a digest of every input. Paths are left out (the same source

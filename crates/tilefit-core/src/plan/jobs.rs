@@ -127,6 +127,7 @@ mod tests {
 
     fn context() -> KeyContext {
         KeyContext {
+            env: std::collections::BTreeMap::new(),
             source: "kernel".into(),
             triton: "3.7.1".into(),
             python: "3.11".into(),

@@ -12,14 +12,13 @@ use crate::plan::{Job, KeyContext};
 use crate::vocab::Request;
 
 /// One recompile per (member kernel, arch): its slot and its job under the one key scheme (the
-/// IR file's digest stands for the source).
+/// IR file's digest stands for the source in `context`).
 pub fn recompiles(
     index: &CacheIndex,
     members: &[usize],
     archs: &[Target],
-    (triton, python): (&str, &str),
+    context: &KeyContext,
     depth: Depth,
-    worker: &str,
 ) -> (Vec<(usize, usize)>, Vec<Job>) {
     let mut slots = Vec::new();
     let mut jobs = Vec::new();
@@ -27,9 +26,7 @@ pub fn recompiles(
         let cached_kernel = &index.kernels[kernel];
         let context = KeyContext {
             source: crate::digest::sha256(&std::fs::read(&cached_kernel.ir).unwrap_or_default()),
-            triton: triton.to_owned(),
-            python: python.to_owned(),
-            worker: worker.to_owned(),
+            ..context.clone()
         };
         for (arch_index, target) in archs.iter().enumerate() {
             let request = Request::CompileIr {

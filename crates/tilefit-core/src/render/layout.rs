@@ -401,8 +401,18 @@ pub(crate) fn footer(report: &ProbeReport) -> String {
     };
     loaded
         + &format!(
-            "Triton {} (Python {}{}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
+            "Triton {}{} (Python {}{}), {} jobs: {} compiled, {} from cache{}{}, {:.1} s. Bytes are metadata.shared per block; `ok` fits the device's per-block opt-in budget, `OVER +N` misses it by N bytes{}.",
             report.triton_version,
+            if report.triton_env.is_empty() {
+                String::new()
+            } else {
+                let set: Vec<String> = report
+                    .triton_env
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                format!(" with {}", crate::escape::control(&set.join(" ")))
+            },
             report.python_version,
             if report.toolchain == Some(crate::compile::toolchain::Origin::Environment) {
                 ", the environment's"

@@ -41,7 +41,7 @@ fn matrix_table(report: &MatrixReport) -> Option<Table> {
     })
 }
 
-/// One line per change: `BLOCK_N=64 num_stages=2 on sm_120: 155,648 -> 157,696 bytes (+2,048);
+/// One line per change: `BLOCK_N=64 num_stages=2 on sm_120: 155,648 -> 157,696 bytes (+2,048, x1.01);
 /// rtx-pro-6000 fits -> over-budget`.
 pub(crate) fn diff_lines(diff: &ReportDiff) -> Vec<String> {
     let bytes = |b: Option<u64>| b.map_or_else(|| "no size".to_owned(), format_count);
@@ -69,7 +69,13 @@ pub(crate) fn diff_lines(diff: &ReportDiff) -> Vec<String> {
                 );
                 if let (Some(old), Some(new)) = (change.old_bytes, change.new_bytes) {
                     let sign = if new > old { "+" } else { "-" };
-                    let _ = write!(line, " ({sign}{})", format_count(new.abs_diff(old)));
+                    let _ = write!(line, " ({sign}{}", format_count(new.abs_diff(old)));
+                    if old > 0 {
+                        #[allow(clippy::cast_precision_loss)]
+                        let factor = new as f64 / old as f64;
+                        let _ = write!(line, ", x{factor:.2}");
+                    }
+                    line.push(')');
                 }
             }
             for flip in &change.flips {
@@ -105,6 +111,13 @@ pub(crate) fn diff_heading(diff: &ReportDiff) -> String {
             heading,
             " ({} only in the old report, {} only in the new)",
             diff.only_old, diff.only_new
+        );
+    }
+    if !diff.named.is_empty() {
+        let _ = write!(
+            heading,
+            ": {}",
+            crate::escape::control(&diff.named.join("; "))
         );
     }
     heading

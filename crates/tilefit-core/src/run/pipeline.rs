@@ -284,6 +284,7 @@ pub(crate) fn key_context(
         triton: toolchain.triton_version.clone(),
         python: toolchain.python_version.clone(),
         worker,
+        env: toolchain.env.clone(),
     };
     Ok((source_sha256, context))
 }

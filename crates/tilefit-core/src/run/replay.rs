@@ -78,15 +78,18 @@ pub(super) fn plan_groups<'a>(
             if members.is_empty() {
                 return None;
             }
-            let versions = (
-                toolchain.triton_version.as_str(),
-                toolchain.python_version.as_str(),
-            );
+            let context = crate::plan::KeyContext {
+                source: String::new(),
+                triton: toolchain.triton_version.clone(),
+                python: toolchain.python_version.clone(),
+                worker: worker.clone(),
+                env: toolchain.env.clone(),
+            };
             let depth = crate::plan::jobs::Depth {
                 full: settings.full_compile,
                 resources: settings.read_resources,
             };
-            let (slots, jobs) = recompiles(index, &members, archs, versions, depth, &worker);
+            let (slots, jobs) = recompiles(index, &members, archs, &context, depth);
             Some(GroupPlan {
                 group: VersionGroup {
                     produced_by: produced_by.clone(),

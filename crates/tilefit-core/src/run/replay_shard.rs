@@ -105,6 +105,7 @@ pub fn shard_toolchains(shard: &ReplayShardReport) -> Vec<(Option<String>, Toolc
                     python_version: t.python_version.clone(),
                     triton_version: t.triton_version.clone(),
                     origin: t.origin,
+                    env: crate::compile::toolchain::triton_environment(),
                 },
             )
         })

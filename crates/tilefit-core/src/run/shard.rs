@@ -112,6 +112,7 @@ pub fn merge(
         python_version: first.python_version.clone(),
         triton_version: first.triton_version.clone(),
         origin: first.toolchain,
+        env: crate::compile::toolchain::triton_environment(),
     };
     let (source_sha256, context) = key_context(spec, &toolchain, settings)?;
     let setup = Setup {

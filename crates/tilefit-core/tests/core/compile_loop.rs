@@ -72,6 +72,7 @@ fn job(fault: &str, block: u64, cost: u64) -> Job {
         triton: "0.0-fake".into(),
         python: "3".into(),
         worker: "fake".into(),
+        env: std::collections::BTreeMap::new(),
     };
     Job {
         key: tilefit_core::plan::key(&request, &context),

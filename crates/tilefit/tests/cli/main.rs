@@ -33,6 +33,7 @@ mod scope_values;
 mod split_runs;
 mod thread_limit;
 mod toolchain;
+mod triton_upgrade;
 mod whole_run;
 
 use std::io::Write as _;

@@ -137,7 +137,7 @@ def pack(fn, backend, kwargs, bound, specialization, options):
     raise JobError(
         "internal",
         f"Triton {triton.__version__} has no JITFunction._pack_args; "
-        "tilefit reproduces the JIT's specialization with the releases that have it (3.5.1, 3.6.0 and 3.7.1 are checked)",
+        "tilefit reproduces the JIT's specialization with the releases that have it (3.5.1 through 3.9.0 are checked)",
     )
 
 
