@@ -286,6 +286,7 @@ fn listings_rendered() -> Vec<(String, String)> {
         python_version: "3.11.7".to_owned(),
         triton_version: "3.7.1".to_owned(),
         origin: Origin::Managed,
+        env: std::collections::BTreeMap::new(),
     }];
     add(
         "toolchains.terminal.txt",
