@@ -30,6 +30,7 @@ mod resources;
 mod saved;
 mod scale;
 mod scope_values;
+mod shapes;
 mod split_runs;
 mod thread_limit;
 mod toolchain;
