@@ -97,26 +97,23 @@ pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdic
         &device.device,
         device.smem_per_block_optin,
     );
-    let threads = outcome.num_warps.map(|warps| {
+    let block = |warps: u64| {
         u32::try_from(warps)
             .unwrap_or(u32::MAX)
             .saturating_mul(device.warp_size)
-    });
+    };
+    let threads = outcome.num_warps.map(block);
     let occupancy = match (&device.sm_limits, &outcome.resources, outcome.shared) {
-        (Some(limits), Some(resources), Some(shared)) => {
-            let warps = outcome.num_warps.unwrap_or(4);
-            Some(occupancy::occupancy(
-                limits,
-                &BlockNeeds {
-                    registers_per_thread: resources.registers_per_thread,
-                    static_shared: resources.static_shared_bytes,
-                    dynamic_shared: shared,
-                    threads_per_block: u32::try_from(warps)
-                        .unwrap_or(u32::MAX)
-                        .saturating_mul(device.warp_size),
-                },
-            ))
-        }
+        (Some(limits), Some(resources), Some(shared)) => Some(occupancy::occupancy(
+            limits,
+            &BlockNeeds {
+                registers_per_thread: resources.registers_per_thread,
+                static_shared: resources.static_shared_bytes,
+                dynamic_shared: shared,
+                // Triton's default when the compile did not say.
+                threads_per_block: threads.unwrap_or_else(|| block(4)),
+            },
+        )),
         _ => None,
     };
     verdict
