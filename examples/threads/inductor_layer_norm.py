@@ -2,7 +2,8 @@
 layer norm's backward with its weight gradient (a mix-order reduction: XBLOCK 1, RSPLIT_SIZE 16,
 NUM_STAGES 1) and its persistent-reduction autotune doubles each config's warps, up to 32 (the
 cap the PR lowered to 16 for HIP). On MI350/MI355X (wavefront 64) 32 warps are 2,048 threads,
-over the 1,024 a block may have: HIP fails the launch, and no autotuner skips it.
+over the 1,024 a block may have. The PR saw the launch fail; Triton 3.5 and later raise
+OutOfResources "threads" for it on AMD too, and Inductor drops the config.
 
     tilefit capture examples/threads/inductor_layer_norm.py --targets mi355x,h100
 """

@@ -62,10 +62,12 @@ const NOT_KNOBS: [&str; 6] = [
 /// Triton's compile knobs set in this process's environment (inherited by every worker): a
 /// result compiled under one setting is not the result under another (under 3.9,
 /// `TRITON_HIP_USE_ASYNC_COPY=0` halves a gfx950 matmul's bytes), so they key the cache and are
-/// written in the report.
+/// written in the report. A name or value with a control character is no knob Triton reads
+/// (its knobs are flags, numbers and names) and is left out, so reports stay readable.
 pub fn triton_environment() -> BTreeMap<String, String> {
     std::env::vars_os()
         .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
+        .filter(|(name, value)| !format!("{name}{value}").chars().any(char::is_control))
         .filter(|(name, _)| {
             KNOB_PREFIXES.iter().any(|p| name.starts_with(p)) && !NOT_KNOBS.contains(&name.as_str())
         })

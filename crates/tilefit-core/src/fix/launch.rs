@@ -7,10 +7,8 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::files::{Candidate, candidates_over, launch_tile_keys, within_warps};
-use crate::device::{Backend, TargetDevice};
 use crate::input::capture::InductorKernel;
 use crate::model::capture::{CompileReport, FixChoice, LaunchFix, LaunchReport, TargetCapture};
-use crate::model::verdict::VerdictCode;
 use crate::plan::capture::Compile;
 
 /// The most candidates compiled per launch.
@@ -297,60 +295,6 @@ pub fn fix_of(
         format!("pass {} at the launch", changed.join(", "))
     };
     Some(LaunchFix { fits: chosen, pass })
-}
-
-/// The way out of an autotuned launch (its list: `at` in `compiles`) that crashes on a HIP `device`
-/// because some of its configs have more threads per block than the device allows. Adding a
-/// config does not help there: the launch of the wide one fails before the autotuner can skip
-/// it, so those configs leave the list; the fix names them and the ones that fit. None on
-/// NVIDIA (Triton's OutOfResources "threads" is skipped) or when no config is over the limit.
-pub fn thread_fix(
-    compiles: &[CompileReport],
-    at: &[usize],
-    device: &TargetDevice,
-) -> Option<LaunchFix> {
-    let limit = device.max_threads_per_block?;
-    if device.backend != Backend::Hip {
-        return None;
-    }
-    let mut over = Vec::new();
-    let mut fitting = Vec::new();
-    for compile in at.iter().filter_map(|&i| compiles.get(i)) {
-        let Some(result) = &compile.result else {
-            continue;
-        };
-        let Some(verdict) = result.verdicts.iter().find(|v| v.device == device.device) else {
-            continue;
-        };
-        let mut config = compile.constexprs.clone();
-        config.extend(compile.options.clone());
-        match verdict.verdict {
-            VerdictCode::OverThreadLimit => over.push(format!(
-                "{} ({} threads)",
-                words(&config),
-                verdict.threads_per_block.unwrap_or(0)
-            )),
-            VerdictCode::Fits => fitting.push(FixChoice {
-                changes: vec![format!("keep {}", words(&config))],
-                config: words(&config),
-                shared_bytes: result.shared_bytes.unwrap_or(0),
-            }),
-            _ => {}
-        }
-    }
-    if over.is_empty() {
-        return None;
-    }
-    let warp = device.warp_size.max(1);
-    fitting.truncate(MAX_FITS);
-    Some(LaunchFix {
-        fits: fitting,
-        pass: format!(
-            "remove from the autotune list (or cap num_warps at {} where the warp size is {warp}): {}; a block may have {limit} threads, and HIP fails the launch of a larger one, which the autotuner does not skip",
-            limit / warp,
-            over.join(", ")
-        ),
-    })
 }
 
 /// The candidates of a crashing launch on its target (`report`), from `base` (its config, or

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::device::{DeviceTable, TargetDevice};
-use crate::fix::files::{Candidate, candidates_noted, file_name_for, triton_folder};
+use crate::fix::files::{Candidate, candidates_noted, file_name_for, triton_folder, within_warps};
 use crate::input::config_files::ConfigFile;
 use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
@@ -60,8 +60,23 @@ pub(crate) struct Pending {
 }
 
 impl Pending {
-    pub(crate) fn new(key: String, entry: BTreeMap<String, Value>, judged: Original) -> Pending {
+    /// `device`: where the entry is judged; an entry whose `num_warps` is over its thread limit
+    /// has every candidate lower them.
+    pub(crate) fn new(
+        key: String,
+        entry: BTreeMap<String, Value>,
+        judged: Original,
+        device: &TargetDevice,
+    ) -> Pending {
         let (candidates, notes) = candidates_noted(&entry);
+        let candidates = match device.max_threads_per_block {
+            Some(limit) => within_warps(
+                &entry,
+                candidates,
+                u64::from(limit / device.warp_size.max(1)),
+            ),
+            None => candidates,
+        };
         Pending {
             key,
             entry,
@@ -176,31 +191,39 @@ pub(crate) fn patch_work(files: &[ConfigFile], report: &ProbeReport) -> Vec<Work
         let Some(judged) = listed.and_then(|l| l.files.iter().find(|f| f.file == file.name)) else {
             continue;
         };
-        let over: Vec<&str> = judged
+        // Over the budget, or over the thread limit: the engine crashes on either.
+        let over: Vec<(&str, Option<VerdictCode>)> = judged
             .entries
             .iter()
-            .filter(|e| e.verdict == Some(VerdictCode::OverBudget))
-            .map(|e| e.key.as_str())
+            .filter(|e| {
+                matches!(
+                    e.verdict,
+                    Some(VerdictCode::OverBudget | VerdictCode::OverThreadLimit)
+                )
+            })
+            .map(|e| (e.key.as_str(), e.verdict))
             .collect();
         if over.is_empty() {
             continue;
         }
+        let verdict_of = |key: &str| over.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
         let entries = file
             .entries
             .iter()
-            .filter(|(k, _)| over.contains(&k.as_str()))
-            .map(|(k, v)| {
-                Pending::new(
+            .filter_map(|(k, v)| {
+                let verdict = verdict_of(k)?;
+                Some(Pending::new(
                     k.clone(),
                     v.clone(),
-                    Original::Judged(Some(VerdictCode::OverBudget)),
-                )
+                    Original::Judged(verdict),
+                    device,
+                ))
             })
             .collect();
         let kept: Vec<(String, Option<VerdictCode>)> = judged
             .entries
             .iter()
-            .filter(|e| !over.contains(&e.key.as_str()))
+            .filter(|e| verdict_of(&e.key).is_none())
             .map(|e| (e.key.clone(), e.verdict))
             .collect();
         // Entries the probe left out (a key the kernel does not take): the copy keeps them as
@@ -335,7 +358,7 @@ pub(crate) fn new_work(
                 entries: source
                     .entries
                     .iter()
-                    .map(|(k, v)| Pending::new(k.clone(), v.clone(), Original::Unjudged))
+                    .map(|(k, v)| Pending::new(k.clone(), v.clone(), Original::Unjudged, device))
                     .collect(),
                 kept: Vec::new(),
                 notes: Vec::new(),

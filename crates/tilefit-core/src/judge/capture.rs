@@ -93,22 +93,9 @@ pub fn launch_verdict(
     if judged < verdicts.len() {
         return LaunchVerdict::NotJudged;
     }
-    // On NVIDIA, Triton turns a block with more threads than the driver allows into
-    // OutOfResources "threads" before the launch, which autotuners skip; HIP reports a larger
-    // limit for the kernel's own flat work-group size, and the launch itself fails (invalid
-    // argument: ROCm/pytorch#2416's log, pytorch PR #178023), which no autotuner skips: an
-    // autotuned list with such a config crashes.
-    let hip_threads = compiles.iter().any(|c| {
-        c.result.as_ref().is_some_and(|r| {
-            r.backend == crate::device::Backend::Hip
-                && r.verdicts
-                    .iter()
-                    .any(|v| v.device == device && v.verdict == VerdictCode::OverThreadLimit)
-        })
-    });
-    if autotuned && hip_threads {
-        return LaunchVerdict::OverThreads;
-    }
+    // Triton turns a block with more threads than the driver allows into OutOfResources
+    // "threads" before the launch, on NVIDIA and on AMD (HIP reports the kernel's flat work-group
+    // size, which LLVM clamps to 1,024), so autotuners skip it like a config over the budget.
     let over_budget = verdicts.contains(&Some(VerdictCode::OverBudget));
     // A compile error is never a fit verdict: a launch with one is a compile error (a fixed
     // config over budget stays over: the engine crashes there whatever else fails), and "none

@@ -87,6 +87,7 @@ pub fn summarize(
                 variant,
                 fits: Vec::new(),
                 over: Vec::new(),
+                threads: Vec::new(),
                 other: Vec::new(),
                 total: 0,
             };
@@ -101,6 +102,9 @@ pub fn summarize(
                     Some((_, v)) if v.verdict == VerdictCode::Fits => fit.fits.push(index),
                     Some((_, v)) if v.verdict == VerdictCode::OverBudget => {
                         fit.over.push((index, v.over_by.unwrap_or(0)));
+                    }
+                    Some((_, v)) if v.verdict == VerdictCode::OverThreadLimit => {
+                        fit.threads.push((index, v.threads_per_block.unwrap_or(0)));
                     }
                     _ => fit.other.push(index),
                 }

@@ -29,6 +29,9 @@ pub struct CaptureReport {
     pub tool: ToolInfo,
     /// The Triton the captures compiled with.
     pub triton_version: String,
+    /// Triton's compile knobs set in the environment, under which it compiled.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub triton_env: BTreeMap<String, String>,
     /// Its Python.
     pub python_version: String,
     /// The script (or `-m MODULE`).
@@ -207,6 +210,20 @@ pub enum FailedClosed {
 }
 
 impl CaptureReport {
+    /// `3.6.0`, or `3.6.0 with TRITON_HIP_USE_ASYNC_COPY=1` where knobs were set.
+    pub fn triton_label(&self) -> String {
+        let set: Vec<String> = self
+            .triton_env
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        if set.is_empty() {
+            self.triton_version.clone()
+        } else {
+            format!("{} with {}", self.triton_version, set.join(" "))
+        }
+    }
+
     /// Whether the capture failed closed, and why (`None`: its verdicts decide).
     pub fn failed_closed(&self) -> Option<FailedClosed> {
         if self.incomplete {
@@ -326,9 +343,8 @@ pub enum LaunchVerdict {
     Fits,
     /// A fixed config over the budget: the engine crashes here.
     Over,
-    /// A block with more threads than the device allows (num_warps x warp size), as a fixed
-    /// config, or in an autotuned list on HIP (where the launch fails before the autotuner can
-    /// skip it): the engine crashes here.
+    /// A fixed config whose block has more threads than the device allows (num_warps x warp
+    /// size): Triton raises OutOfResources "threads", the engine crashes here.
     #[serde(rename = "over-thread-limit")]
     OverThreads,
     /// Autotuned, and no config it would try fits: the engine crashes here.

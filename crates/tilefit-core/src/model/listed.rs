@@ -24,6 +24,9 @@ pub struct DeviceFit {
     pub fits: Vec<usize>,
     /// Those over the budget, with the bytes over.
     pub over: Vec<(usize, u64)>,
+    /// Those whose block has more threads than the device allows, with its threads.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub threads: Vec<(usize, u32)>,
     /// Those that did not compile or could not run for another reason.
     pub other: Vec<usize>,
     /// Listed configs in all.

@@ -609,7 +609,7 @@ impl Exporter<CaptureReport> for Terminal {
         let mut out = format!(
             "tilefit capture: {} (Triton {})\n",
             control(&report.script),
-            control(&report.triton_version)
+            control(&report.triton_label())
         );
         for target in &report.targets {
             let _ = writeln!(out, "\n{}", control(&heading(target)));
@@ -633,7 +633,7 @@ impl Exporter<CaptureReport> for Markdown {
         let mut out = format!(
             "## tilefit capture: `{}` (Triton {})\n",
             md(&report.script),
-            md(&report.triton_version)
+            md(&report.triton_label())
         );
         for target in &report.targets {
             let _ = writeln!(out, "\n### {}\n", md(&heading(target)));

@@ -99,6 +99,13 @@ pub(crate) fn listed_table(report: &ProbeReport) -> Option<(String, Table)> {
                     format!("{} +{}", listed_label(report, *index), format_count(*over))
                 })
                 .collect();
+            misses.extend(fit.threads.iter().map(|(index, threads)| {
+                format!(
+                    "{} THREADS {}",
+                    listed_label(report, *index),
+                    format_count(u64::from(*threads))
+                )
+            }));
             if !fit.other.is_empty() {
                 misses.push(format!("{} did not compile", fit.other.len()));
             }

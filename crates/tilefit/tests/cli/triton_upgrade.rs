@@ -62,6 +62,29 @@ fn triton_s_knobs_in_the_environment_key_the_cache_and_are_named_in_the_report()
         ("TRITON_DUMP_DIR", cache.as_path()),
     ]));
     assert_eq!(again["stats"]["cached"], 2, "{again}");
+    // A value with a control character is no knob Triton reads: left out, so the saved report
+    // reads back.
+    let saved = cache.join("weird.json");
+    let weird = tilefit_with(
+        &[
+            "probe",
+            &spec,
+            "--python",
+            &python,
+            "--json",
+            saved.to_str().unwrap(),
+        ],
+        None,
+        &[
+            ("TILEFIT_CACHE_DIR", cache.as_path()),
+            ("TRITON_HIP_USE_ASYNC_COPY", one),
+            ("TRITON_ODD", Path::new("a\n::error::b")),
+        ],
+    );
+    assert_eq!(weird.code, 0, "{}", weird.stderr);
+    let back = tilefit_with(&["report", saved.to_str().unwrap()], None, &[]);
+    assert_eq!(back.code, 0, "{}", back.stderr);
+    assert!(!back.stdout.contains("TRITON_ODD"), "{}", back.stdout);
     let terminal = tilefit_with(
         &["probe", &spec, "--python", &python],
         None,

@@ -7,7 +7,6 @@ use std::path::PathBuf;
 
 use crate::compile::Event;
 use crate::device::TargetDevice;
-use crate::fix::launch::thread_fix;
 use crate::input::capture::Records;
 use crate::input::spec;
 use crate::judge::capture::launch_verdict;
@@ -187,7 +186,6 @@ fn fix_launches(
     let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
     // Scope texts of templates with edited tiles, by digest.
     let mut edited: BTreeMap<String, String> = BTreeMap::new();
-    let mut thread_fixes = Vec::new();
     for (at, launch) in report.launches.iter().enumerate() {
         if !launch.verdict.crashes() {
             continue;
@@ -198,17 +196,8 @@ fn fix_launches(
             .filter_map(|&i| report.compiles.get(i))
             .min_by_key(|c| c.result.as_ref().and_then(|r| r.shared_bytes));
         let Some(base) = smallest else { continue };
-        if launch.autotune.is_some()
-            && let Some(fix) = thread_fix(&report.compiles, &launch.compiles, &target)
-        {
-            thread_fixes.push((at, fix));
-            continue;
-        }
         let candidates = crate::fix::launch::launch_candidates(report, launch, base, &mut edited);
         wanted.push((at, candidates));
-    }
-    for (at, fix) in thread_fixes {
-        report.launches[at].fix = Some(fix);
     }
     if wanted.is_empty() {
         return;

@@ -228,6 +228,7 @@ pub fn capture(
         kind: ReportKind::Capture,
         tool: ToolInfo::current(),
         triton_version: toolchain.triton_version.clone(),
+        triton_env: toolchain.env.clone(),
         python_version: toolchain.python_version.clone(),
         script: shown,
         script_args: run.args.to_vec(),
