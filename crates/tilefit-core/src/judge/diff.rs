@@ -8,12 +8,35 @@ use crate::model::diff::{Change, Flip, ReportDiff};
 use crate::model::probe::{ProbeReport, ProbeResult};
 use crate::model::verdict::VerdictCode;
 
-/// What changed from `old` to `new`, in `new`'s result order.
+/// What changed from `old` to `new`, in `new`'s result order; Triton's knobs first where the
+/// two ran under different ones (a knob moves bytes as a version does).
 pub fn diff(old: &ProbeReport, new: &ProbeReport) -> ReportDiff {
-    diff_results(
+    let mut d = diff_results(
         (&old.triton_version, &old.results),
         (&new.triton_version, &new.results),
-    )
+    );
+    if let Some(words) = knobs_changed(&old.triton_env, &new.triton_env) {
+        d.named.insert(0, words);
+    }
+    d
+}
+
+/// `Triton's knobs differ: TRITON_HIP_USE_ASYNC_COPY=1 (was unset)`, where they do.
+fn knobs_changed(old: &BTreeMap<String, String>, new: &BTreeMap<String, String>) -> Option<String> {
+    let names: std::collections::BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    let shown = |value: Option<&String>| value.map_or_else(|| "unset".to_owned(), Clone::clone);
+    let changed: Vec<String> = names
+        .into_iter()
+        .filter(|name| old.get(*name) != new.get(*name))
+        .map(|name| {
+            format!(
+                "{name}={} (was {})",
+                shown(new.get(name)),
+                shown(old.get(name))
+            )
+        })
+        .collect();
+    (!changed.is_empty()).then(|| format!("Triton's knobs differ: {}", changed.join(", ")))
 }
 
 /// What changed between two captures of one script: each distinct compile of each target (its
@@ -313,5 +336,13 @@ mod tests {
         // Nothing changed: nothing named.
         let d = diff_results((&"3.6.0".into(), &old), (&"3.7.1".into(), &old));
         assert!(d.named.is_empty());
+        // Knobs that differ are named, whatever moved.
+        let set: BTreeMap<String, String> =
+            [("TRITON_HIP_USE_ASYNC_COPY".to_owned(), "1".to_owned())].into();
+        assert_eq!(
+            knobs_changed(&BTreeMap::new(), &set).as_deref(),
+            Some("Triton's knobs differ: TRITON_HIP_USE_ASYNC_COPY=1 (was unset)")
+        );
+        assert_eq!(knobs_changed(&set, &set), None);
     }
 }
