@@ -46,6 +46,13 @@ pub struct TargetDevice {
 }
 
 impl TargetDevice {
+    /// The most warps a block may have: threads per block over the warp size (unknown in a
+    /// report written before the thread limit was judged).
+    pub fn max_warps(&self) -> Option<u64> {
+        self.max_threads_per_block
+            .map(|limit| u64::from(limit / self.warp_size.max(1)))
+    }
+
     /// Resolve names (products or archs) against the table.
     pub fn resolve(
         table: &DeviceTable,

@@ -69,12 +69,16 @@ pub fn launch_tile_keys(config: &BTreeMap<String, Value>) -> Vec<String> {
 /// `candidates` of `entry` within a block's thread limit: where the entry's `num_warps` is
 /// above `max_warps` (the device's threads per block over its warp size), the first candidate
 /// lowers only `num_warps` (to the largest power of two within the limit), and every other
-/// candidate lowers it too, since none would launch otherwise. Unchanged otherwise.
+/// candidate lowers it too, since none would launch otherwise. Unchanged otherwise, or where
+/// the limit is unknown.
 pub fn within_warps(
     entry: &BTreeMap<String, Value>,
     candidates: Vec<Candidate>,
-    max_warps: u64,
+    max_warps: Option<u64>,
 ) -> Vec<Candidate> {
+    let Some(max_warps) = max_warps else {
+        return candidates;
+    };
     let Some(warps) = as_u64(entry.get("num_warps")).filter(|w| *w > max_warps) else {
         return candidates;
     };
@@ -424,7 +428,7 @@ mod tests {
     fn a_block_over_the_thread_limit_lowers_its_warps_first_and_in_every_candidate() {
         // 32 warps on a wavefront-64 part: at most 16 (1,024 threads).
         let original = entry(&[("BLOCK_M", 64), ("num_warps", 32), ("num_stages", 2)]);
-        let found = within_warps(&original, candidates(&original), 16);
+        let found = within_warps(&original, candidates(&original), Some(16));
         assert_eq!(found[0].changes, ["num_warps 32 -> 16"]);
         assert_eq!(found[0].entry["num_warps"], 16);
         assert_eq!(found[0].entry["num_stages"], 2);
@@ -435,18 +439,18 @@ mod tests {
         );
         // A limit that is not a power of two gives the largest power of two below it.
         assert_eq!(
-            within_warps(&original, Vec::new(), 24)[0].entry["num_warps"],
+            within_warps(&original, Vec::new(), Some(24))[0].entry["num_warps"],
             16
         );
         // Within the limit, or without num_warps: the candidates as they were.
         let fine = entry(&[("num_warps", 16), ("num_stages", 2)]);
         assert_eq!(
-            within_warps(&fine, candidates(&fine), 16),
+            within_warps(&fine, candidates(&fine), Some(16)),
             candidates(&fine)
         );
         let none = entry(&[("num_stages", 2)]);
         assert_eq!(
-            within_warps(&none, candidates(&none), 16),
+            within_warps(&none, candidates(&none), Some(16)),
             candidates(&none)
         );
     }

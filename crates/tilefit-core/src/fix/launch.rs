@@ -37,11 +37,7 @@ pub fn candidates(
         .or_insert_with(|| Value::from(default_stages(backend)));
     let tiles = launch_tile_keys(&compile.constexprs);
     let found = candidates_over(&config, &tiles);
-    let found = match max_warps {
-        Some(max) => within_warps(&config, found, max),
-        None => found,
-    };
-    found
+    within_warps(&config, found, max_warps)
         .into_iter()
         .take(MAX_CANDIDATES)
         .map(|candidate| {
@@ -83,11 +79,7 @@ pub fn template_candidates(
     } else {
         paired
     };
-    let candidates = match max_warps {
-        Some(max) => within_warps(&config, candidates, max),
-        None => candidates,
-    };
-    candidates
+    within_warps(&config, candidates, max_warps)
         .into_iter()
         .take(MAX_CANDIDATES)
         .map(|candidate| {
@@ -325,9 +317,7 @@ pub fn launch_candidates(
         .filter(|i| i.choices.is_none())
         .map(|i| i.tiles.clone())
         .unwrap_or_default();
-    let max_warps = target
-        .max_threads_per_block
-        .map(|limit| u64::from(limit / target.warp_size.max(1)));
+    let max_warps = target.max_warps();
     if tiles.is_empty() {
         candidates(&compile, backend, max_warps)
     } else {

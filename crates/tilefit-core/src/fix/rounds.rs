@@ -69,14 +69,7 @@ impl Pending {
         device: &TargetDevice,
     ) -> Pending {
         let (candidates, notes) = candidates_noted(&entry);
-        let candidates = match device.max_threads_per_block {
-            Some(limit) => within_warps(
-                &entry,
-                candidates,
-                u64::from(limit / device.warp_size.max(1)),
-            ),
-            None => candidates,
-        };
+        let candidates = within_warps(&entry, candidates, device.max_warps());
         Pending {
             key,
             entry,

@@ -9,7 +9,8 @@
 use std::fmt::Write as _;
 
 use crate::model::capture::{FailureCode, LaunchReport, LaunchVerdict, TargetCapture};
-use crate::model::verdict::VerdictCode;
+use crate::model::probe::ProbeResult;
+use crate::model::verdict::{DeviceVerdict, VerdictCode};
 
 use super::capture::launch_text;
 
@@ -46,40 +47,36 @@ pub struct TestFailure {
     pub site: Option<(String, u64)>,
 }
 
+/// Each compile of the launch with its result and its verdict on the target's device.
+fn judged_compiles<'a>(
+    target: &'a TargetCapture,
+    launch: &'a LaunchReport,
+) -> impl Iterator<Item = (&'a ProbeResult, &'a DeviceVerdict)> + 'a {
+    launch.compiles.iter().filter_map(|&i| {
+        let result = target.compiles.get(i)?.result.as_ref()?;
+        let verdict = result
+            .verdicts
+            .iter()
+            .find(|v| v.device == target.device.device)?;
+        Some((result, verdict))
+    })
+}
+
 /// The shared bytes and the budget of the launch's compile that decides its verdict on the
 /// target: a fixed config's, or the smallest of an autotuned list's.
 fn bytes_of(target: &TargetCapture, launch: &LaunchReport) -> Option<(u64, u64)> {
-    launch
-        .compiles
-        .iter()
-        .filter_map(|&i| target.compiles.get(i)?.result.as_ref())
-        .filter_map(|r| {
-            let verdict = r
-                .verdicts
-                .iter()
-                .find(|v| v.device == target.device.device)?;
-            Some((r.shared_bytes?, verdict.budget, verdict.verdict))
-        })
-        .filter(|(_, _, v)| *v == VerdictCode::OverBudget)
-        .map(|(bytes, budget, _)| (bytes, budget))
+    judged_compiles(target, launch)
+        .filter(|(_, v)| v.verdict == VerdictCode::OverBudget)
+        .filter_map(|(r, v)| Some((r.shared_bytes?, v.budget)))
         .min()
 }
 
 /// The threads per block and the device's limit of the launch's widest compile over the thread
 /// limit on the target.
 fn threads_of(target: &TargetCapture, launch: &LaunchReport) -> Option<(u32, u32)> {
-    launch
-        .compiles
-        .iter()
-        .filter_map(|&i| target.compiles.get(i)?.result.as_ref())
-        .filter_map(|r| {
-            let verdict = r
-                .verdicts
-                .iter()
-                .find(|v| v.device == target.device.device)?;
-            (verdict.verdict == VerdictCode::OverThreadLimit)
-                .then_some((verdict.threads_per_block?, verdict.max_threads_per_block?))
-        })
+    judged_compiles(target, launch)
+        .filter(|(_, v)| v.verdict == VerdictCode::OverThreadLimit)
+        .filter_map(|(_, v)| Some((v.threads_per_block?, v.max_threads_per_block?)))
         .max()
 }
 
