@@ -86,6 +86,16 @@ impl Capture {
         pids
     }
 
+    /// Wait until the script noted a SIGTERM (`PIDFILE.term`), at most `limit`.
+    fn wait_for_term(&self, limit: Duration) {
+        let noted = self.pids.with_extension("term");
+        let deadline = Instant::now() + limit;
+        while !noted.exists() {
+            assert!(Instant::now() < deadline, "the script never got SIGTERM");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     /// tilefit's exit code (None: a signal ended it), waiting at most `limit`.
     fn exit(&mut self, limit: Duration) -> Option<i32> {
         let deadline = Instant::now() + limit;
@@ -150,17 +160,18 @@ fn a_child_in_a_new_session_and_a_daemon_end_with_the_script() {
 
 #[test]
 fn a_second_ctrl_c_kills_a_script_that_ignores_sigterm_and_exits() {
-    // The second signal must land within the grace between SIGTERM and SIGKILL, after the first
-    // was taken (two signals pending at once are one): on a loaded machine a try can miss that
-    // window and end as a plain cancel (exit 2), so the scenario gets three tries; every try
-    // leaves nothing behind.
+    // The second signal must land after the first was taken (two signals pending at once are
+    // one) and within the grace between SIGTERM and SIGKILL: the test sends it once the script
+    // noted its SIGTERM, not after a fixed pause (a CI machine under load took longer than
+    // one). A try can still miss the window and end as a plain cancel (exit 2), so the scenario
+    // gets three tries; every try leaves nothing behind.
     let mut codes = Vec::new();
     for attempt in 0..3 {
         let mut capture = Capture::start(&format!("ctrl-c-{attempt}"), "stubborn");
         capture.wait_for(2);
         std::thread::sleep(Duration::from_millis(500));
         capture.signal("-INT");
-        std::thread::sleep(Duration::from_millis(150));
+        capture.wait_for_term(Duration::from_secs(60));
         capture.signal("-INT");
         let code = capture.exit(Duration::from_secs(10));
         let left = capture.left(Duration::from_secs(1));
