@@ -5,7 +5,10 @@ ran) whose every launch fits there, in vLLM's format (a JSON array of `{"key", "
 the device reports: `nvidia_rtx_pro_6000_blackwell_workstation_edition.json`). SUMMARY.md says,
 per device and op, what was written and what was left out and why.
 
-    python examples/helion/helion_files.py judged.json WHEEL CONFIGS
+    python examples/helion/helion_files.py judged.json [judged-2.json ...] WHEEL CONFIGS
+
+Several reports (the captures of `judge --shard K/N`) are one run: their targets' launches are
+put together per device.
 
 An entry shipped for several platforms (same key) is taken from the first platform given to
 `judge`; an entry with a launch that does not fit, was not judged, or stopped is left out.
@@ -26,21 +29,36 @@ def canonical(wheel, name):
     return sys.modules["vllm.kernels.helion.utils"].canonicalize_gpu_name(name)
 
 
+def targets(paths):
+    """The targets of every report, a device's launches and stops put together."""
+    merged = {}
+    for path in paths:
+        report = json.loads(path.read_text())
+        if report.get("kind") != "capture":
+            raise SystemExit(
+                f"{path}: not a tilefit capture report (kind {report.get('kind')!r})"
+            )
+        for target in report["targets"]:
+            if target.get("failures"):
+                raise SystemExit(
+                    f"{path}: target {target['device']['device']} failed "
+                    f"({target['failures'][0].get('message', '')}): nothing written"
+                )
+            device = target["device"]["device"]
+            if device not in merged:
+                merged[device] = dict(target, launches=[], stopped=[])
+            merged[device]["launches"] += target["launches"]
+            merged[device]["stopped"] += target.get("stopped", [])
+    return list(merged.values())
+
+
 def main():
-    report_path, wheel, out = (Path(p) for p in sys.argv[1:4])
-    report = json.loads(report_path.read_text())
-    if report.get("kind") != "capture":
-        raise SystemExit(
-            f"{report_path}: not a tilefit capture report (kind {report.get('kind')!r})"
-        )
+    *reports, wheel, out = (Path(p) for p in sys.argv[1:])
+    if not reports:
+        raise SystemExit("usage: helion_files.py REPORT [REPORT ...] WHEEL OUT")
     shipped = wheel / "vllm/kernels/helion/configs"
     summary = ["# Helion platform files written from a tilefit capture", ""]
-    for target in report["targets"]:
-        if target.get("failures"):
-            raise SystemExit(
-                f"{report_path}: target {target['device']['device']} failed "
-                f"({target['failures'][0].get('message', '')}): nothing written"
-            )
+    for target in targets(reports):
         device = target["device"]["device"]
         platform = canonical(wheel, target["emulated"]["name"])
         verdicts = {}

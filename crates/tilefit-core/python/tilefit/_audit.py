@@ -46,6 +46,11 @@ _EVENTS = {
     "socket.bind": ((1, None),),
 }
 
+#: Events that change a name and not what it names: a hard link's other names keep their file.
+_NAME_EVENTS = frozenset(
+    ("os.remove", "os.rmdir", "os.rename", "os.replace", "shutil.rmtree", "shutil.move")
+)
+
 #: ``os.open`` flags that write.
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 
@@ -151,7 +156,7 @@ class Audit:
         self.roots = [os.path.join(os.path.realpath(r), "") for r in roots if r]
         self.seen = set()
 
-    def allowed(self, path):
+    def allowed(self, path, event=None):
         if _own_stream(path):
             return True
         # Judged where it leads: every link on the way and at its end resolved (`/proc/self/root`,
@@ -165,7 +170,10 @@ class Audit:
         if not any((real + os.sep).startswith(root) for root in self.roots):
             return False
         # A file with another name elsewhere (a hard link made in the scratch) is not the
-        # scratch's to write.
+        # scratch's to write; removing or renaming the scratch's name leaves the file as it is
+        # (filelock's probe links a file in a temp folder and removes both names).
+        if event in _NAME_EVENTS:
+            return True
         try:
             status = os.stat(real)
         except OSError:
@@ -181,7 +189,7 @@ class Audit:
                 continue
             dir_fd = args[at_fd] if at_fd is not None and at_fd < len(args) else None
             path = _path(args[at], dir_fd, event)
-            if path is None or self.allowed(path):
+            if path is None or self.allowed(path, event):
                 continue
             if _changes_nothing(event, args, path):
                 continue

@@ -169,6 +169,12 @@ fn writes_by_links_handles_shared_memory_c_plus_plus_and_a_child_s_own_allowance
         assert!(said.contains(name), "{name} named: {said}");
     }
     assert!(said.contains(&shm), "{shm} named: {said}");
+    assert_eq!(
+        report["targets"][0]["launches"].as_array().map(Vec::len),
+        Some(1),
+        "the script went on past every write to its launch: {}",
+        run.stderr
+    );
     assert!(
         said.contains("escapes.py\\\", line"),
         "the lines that wrote: {said}"
@@ -178,7 +184,7 @@ fn writes_by_links_handles_shared_memory_c_plus_plus_and_a_child_s_own_allowance
         !said.contains(&made),
         "makedirs of a folder that is there changes nothing: {said}"
     );
-    for quiet in ["exists.txt", "pym-"] {
+    for quiet in ["exists.txt", "pym-", "probe-", "/hard` (os.remove"] {
         assert!(
             !said.contains(quiet),
             "{quiet} changes nothing outside: {said}"
