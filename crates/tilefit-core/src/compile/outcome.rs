@@ -182,6 +182,18 @@ impl CompileOutcome {
         }
     }
 
+    /// What a shipped binary asks of a device that loads it: the bytes and warps its host code
+    /// fixed, no compile.
+    pub(crate) fn shipped(shared: u64, num_warps: u64) -> CompileOutcome {
+        CompileOutcome {
+            status: CompileStatus::Ok,
+            shared: Some(shared),
+            num_warps: Some(num_warps),
+            error: None,
+            ..CompileOutcome::failure(CompileStatus::Ok, ErrorKind::Internal, "")
+        }
+    }
+
     /// A job an interrupt (SIGINT/SIGTERM) kept from running.
     pub(crate) fn interrupted() -> CompileOutcome {
         CompileOutcome::failure(

@@ -8,6 +8,8 @@
 //! elsewhere, every string checked (`untrusted`). Errors name the file, the field and the fix; a
 //! bad file or entry is one listed problem, not a failed run.
 
+pub mod aoti;
+pub mod aoti_wrapper;
 pub mod cache_index;
 pub mod caches;
 pub mod capture;

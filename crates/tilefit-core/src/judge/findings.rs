@@ -401,7 +401,8 @@ impl Findings for crate::model::replay::ReplayReport {
             .iter()
             .filter(|r| r.status == CompileStatus::Failed)
             .count();
-        (failed, self.results.len())
+        let unreadable = self.stats.unreadable_shipped;
+        (failed + unreadable, self.results.len() + unreadable)
     }
 
     fn judged(&self) -> Vec<Judged> {

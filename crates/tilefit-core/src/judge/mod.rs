@@ -14,4 +14,5 @@ pub mod listed;
 pub mod probe;
 pub mod replay;
 pub mod report;
+pub mod shipped;
 pub mod verdict;

@@ -104,6 +104,7 @@ pub fn variants(index: &CacheIndex) -> Vec<KernelVariant> {
                 .unwrap_or_default(),
             entry: k.entry.display().to_string(),
             copies: *copies,
+            shipped: None,
         })
         .collect()
 }

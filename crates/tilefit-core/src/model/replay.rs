@@ -43,6 +43,25 @@ pub struct KernelVariant {
     pub entry: String,
     /// How many identical entries the caches hold.
     pub copies: usize,
+    /// Read from a shipped package (an AOTInductor `.pt2`) instead of a cache: its bytes are
+    /// the ones its host code asks for on every device its binary reaches, not recompiled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shipped: Option<Shipped>,
+}
+
+/// Where a shipped kernel came from and what its binary can run on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Shipped {
+    /// The package.
+    pub package: String,
+    /// The wrapper `.cpp` in it, and the line of the kernel's `loadKernel`.
+    pub wrapper: String,
+    /// That line.
+    pub line: usize,
+    /// The binary's file name (`embedded`: linked into the wrapper's `.so`).
+    pub binary: String,
+    /// Its images as `nvcc -gencode` names them: `sm_80`, `compute_80`, `sm_90a`.
+    pub images: Vec<String>,
 }
 
 /// One (kernel variant, arch) recompile.
@@ -136,6 +155,18 @@ pub struct ReplayStats {
     /// False when the run was interrupted.
     #[serde(default = "crate::model::probe::complete_by_default")]
     pub complete: bool,
+    /// Kernels or wrappers of shipped packages that could not be read (listed in `skipped`):
+    /// not judged, so they fail the run as failed jobs do.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unreadable_shipped: usize,
+}
+
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if passes a reference"
+)]
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Everything a replay found.

@@ -129,11 +129,35 @@ fn distinguishing(report: &ReplayReport, variant: &KernelVariant) -> String {
     parts.join(", ")
 }
 
+/// A shipped kernel's line: where its package records it, what its binary holds, and its whole
+/// config (nothing else tells it apart: it was not recompiled).
+fn shipped_line(variant: &KernelVariant, shipped: &crate::model::replay::Shipped) -> String {
+    let options: Vec<String> = variant
+        .options
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect();
+    format!(
+        "#{} {} ({} in {}; as shipped: `{}` holds {}, compiled for {}): {}",
+        variant.id,
+        variant.name,
+        variant.source.as_deref().unwrap_or("the wrapper"),
+        shipped.package,
+        shipped.binary,
+        shipped.images.join(", "),
+        variant.original_arch,
+        options.join(", ")
+    )
+}
+
 fn variant_lines(report: &ReplayReport) -> Vec<String> {
     report
         .kernels
         .iter()
         .map(|v| {
+            if let Some(shipped) = &v.shipped {
+                return shipped_line(v, shipped);
+            }
             format!(
                 "#{} {} ({}; Triton {}): {}{}",
                 v.id,
@@ -185,15 +209,53 @@ fn versions_line(report: &ReplayReport) -> String {
         .join("; ")
 }
 
+/// How many results were judged as shipped, not recompiled.
+fn shipped_results(report: &ReplayReport) -> usize {
+    report
+        .results
+        .iter()
+        .filter(|r| r.replayed_with == crate::judge::shipped::AS_SHIPPED)
+        .count()
+}
+
+/// What the table's bytes are: recompiles, and a package's bytes as recorded.
+fn what_bytes(report: &ReplayReport) -> &'static str {
+    match (
+        report.kernels.iter().any(|k| k.shipped.is_some()),
+        report.kernels.iter().any(|k| k.shipped.is_none()),
+    ) {
+        (true, true) => {
+            "recompiled from their IR for each target arch (a package's kernels: as its host code asks, on the archs its binary loads on)"
+        }
+        (true, false) => {
+            "as each package's host code asks, on the archs its binary loads on (not recompiled)"
+        }
+        _ => "recompiled from their IR for each target arch",
+    }
+}
+
 fn footer(report: &ReplayReport) -> String {
     let s = &report.stats;
+    let shipped = shipped_results(report);
+    let mut shipped_note = if shipped > 0 {
+        format!(" {shipped} (kernel, arch) pairs judged as shipped.")
+    } else {
+        String::new()
+    };
+    if s.unreadable_shipped > 0 {
+        let _ = write!(
+            shipped_note,
+            " {} shipped kernels could not be read (see Skipped): the run FAILS.",
+            s.unreadable_shipped
+        );
+    }
     format!(
-        "{} cache entries scanned: {} kernel variants, {} other entries, {} skipped. {} recompiles: {} compiled, {} from cache{}, {:.1} s.",
+        "{} cache entries scanned: {} kernel variants, {} other entries, {} skipped. {} recompiles: {} compiled, {} from cache{}, {:.1} s.{shipped_note}",
         s.entries_scanned,
         s.kernels,
         s.other_entries,
         s.skipped,
-        s.jobs,
+        s.jobs - shipped,
         s.compiled,
         s.cached,
         if s.failed > 0 {
@@ -208,8 +270,9 @@ fn footer(report: &ReplayReport) -> String {
 impl Exporter<ReplayReport> for Terminal {
     fn export(&self, report: &ReplayReport) -> String {
         let mut out = format!(
-            "Kernels from {}: shared memory per block, recompiled from their IR for each target arch\n{}\n\n",
-            report.caches.join(", "),
+            "Kernels from {}: shared memory per block, {}\n{}\n\n",
+            crate::escape::log_text(&report.caches.join(", ")),
+            what_bytes(report),
             versions_line(report)
         );
         out.push_str(&super::terminal::draw(&table(report), ""));
@@ -219,7 +282,7 @@ impl Exporter<ReplayReport> for Terminal {
         }
         out.push_str("\nVariants\n");
         for line in variant_lines(report) {
-            let _ = writeln!(out, "  {line}");
+            let _ = writeln!(out, "  {}", crate::escape::log_text(&line));
         }
         let problems = problems(report);
         if !problems.is_empty() {
@@ -231,7 +294,12 @@ impl Exporter<ReplayReport> for Terminal {
         if !report.skipped.is_empty() {
             out.push_str("\nSkipped\n");
             for skipped in &report.skipped {
-                let _ = writeln!(out, "  {}: {}", skipped.path.display(), skipped.reason);
+                let _ = writeln!(
+                    out,
+                    "  {}: {}",
+                    crate::escape::log_text(&skipped.path.display().to_string()),
+                    crate::escape::log_text(&skipped.reason)
+                );
             }
         }
         let over = report
@@ -250,8 +318,13 @@ impl Exporter<ReplayReport> for Terminal {
 impl Exporter<ReplayReport> for Markdown {
     fn export(&self, report: &ReplayReport) -> String {
         let mut out = format!(
-            "### tilefit replay: {} kernel variants\n\n{}\n\n",
+            "### tilefit replay: {} kernel variants\n\n{}{}\n\n",
             report.kernels.len(),
+            if report.kernels.iter().any(|k| k.shipped.is_some()) {
+                format!("Shared memory per block, {}. ", what_bytes(report))
+            } else {
+                String::new()
+            },
             versions_line(report)
         );
         out.push_str(&super::markdown::draw(&table(report)));

@@ -7,6 +7,7 @@
 mod code_object;
 mod cubin;
 pub mod elf;
+pub mod images;
 pub mod msgpack;
 pub mod ptxas;
 

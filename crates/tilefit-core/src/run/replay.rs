@@ -10,15 +10,18 @@
 //! Sharded like a probe (`run::replay_shard`).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use crate::compile::WorkerFault;
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{self, Event, Scratch, Settings};
 use crate::device::{Target, TargetDevice};
+use crate::input::aoti::{self, AotiError, Package};
 use crate::input::cache_index::CacheIndex;
+use crate::input::caches::CachesError;
 use crate::judge::replay::{Outcomes, judge, variants};
+use crate::judge::shipped::judge_packages;
 use crate::model::probe::ToolInfo;
 use crate::model::replay::{REPLAY_SCHEMA_VERSION, ReplayReport, ReplayStats, VersionGroup};
 use crate::plan::Job;
@@ -32,6 +35,17 @@ pub enum ReplayError {
     /// Shards that do not make one run.
     #[error("{0}")]
     Shards(String),
+    /// The caches could not be read.
+    #[error(transparent)]
+    Caches(#[from] CachesError),
+    /// A package could not be read.
+    #[error(transparent)]
+    Package(#[from] AotiError),
+    /// Packages given to a sharded replay.
+    #[error(
+        "a shipped package is judged as recorded, with no compile to share out: `{0}` cannot be replayed with `--shard`"
+    )]
+    ShardedPackage(String),
     /// A worker could not start for a version group.
     #[error("the compile worker for Triton {version} could not start")]
     Worker {
@@ -49,9 +63,82 @@ impl crate::hint::Hint for ReplayError {
             ReplayError::Shards(_) => Some(
                 "merge the `--json` files of every shard of one replay, made from the same caches (give them with `--caches` if they moved)".to_owned(),
             ),
-            ReplayError::Worker { .. } => None,
+            ReplayError::Worker { .. }
+            | ReplayError::Caches(_)
+            | ReplayError::Package(AotiError::Read { .. }) => None,
+            ReplayError::Package(AotiError::NoWrapper(_)) => Some(
+                "give the `.pt2` that `torch._inductor.aoti_compile_and_package` wrote for a CUDA device, or the folder it unzips to".to_owned(),
+            ),
+            ReplayError::ShardedPackage(_) => Some(
+                "replay the package in a run of its own, without `--shard`".to_owned(),
+            ),
         }
     }
+}
+
+/// What a replay was given: Triton caches, indexed, and shipped packages, read.
+pub struct Inputs {
+    /// The caches.
+    pub caches: Vec<PathBuf>,
+    /// Their kernels.
+    pub index: CacheIndex,
+    /// The AOTInductor packages.
+    pub packages: Vec<Package>,
+}
+
+impl Inputs {
+    /// The line said before the compiles start.
+    pub fn summary(&self, devices: usize) -> String {
+        let shipped: usize = self.packages.iter().map(|p| p.kernels.len()).sum();
+        let packages = if self.packages.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " and {shipped} shipped kernels from {} packages (judged as recorded)",
+                self.packages.len()
+            )
+        };
+        format!(
+            "tilefit: {} kernel variants from {} cache entries{packages}; judging for {devices} devices",
+            self.index.kernels.len(),
+            self.index.entries_scanned,
+        )
+    }
+}
+
+/// Sort `dirs` into packages (`input::aoti`) and caches, and read both; with no caches named
+/// but packages, the default caches are not scanned.
+pub fn inputs(dirs: &[PathBuf], cache_dir: &Path, sharded: bool) -> Result<Inputs, ReplayError> {
+    let (packages, caches): (Vec<&PathBuf>, Vec<&PathBuf>) =
+        dirs.iter().partition(|d| aoti::is_package(d));
+    if let (true, Some(first)) = (sharded, packages.first()) {
+        return Err(ReplayError::ShardedPackage(first.display().to_string()));
+    }
+    let packages = packages
+        .into_iter()
+        .map(|p| aoti::read(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    if caches.is_empty() && !packages.is_empty() {
+        let index = CacheIndex {
+            skipped: packages.iter().flat_map(|p| p.problems.clone()).collect(),
+            ..CacheIndex::default()
+        };
+        return Ok(Inputs {
+            caches: Vec::new(),
+            index,
+            packages,
+        });
+    }
+    let caches: Vec<PathBuf> = caches.into_iter().cloned().collect();
+    let (caches, mut index) = crate::input::caches::index(&caches, cache_dir)?;
+    index
+        .skipped
+        .extend(packages.iter().flat_map(|p| p.problems.clone()));
+    Ok(Inputs {
+        caches,
+        index,
+        packages,
+    })
 }
 
 /// One version group, planned: its report line, its toolchain, and a slot and job per recompile.
@@ -129,6 +216,7 @@ pub(super) fn compile_group(
 pub fn replay(
     index: &CacheIndex,
     caches: &[PathBuf],
+    packages: &[Package],
     targets: &[TargetDevice],
     toolchains: &[(Option<String>, Toolchain)],
     settings: &Settings,
@@ -148,9 +236,17 @@ pub fn replay(
         }
     }
     let seconds = started.elapsed().as_secs_f64();
-    Ok(report_of(
-        index, caches, targets, &archs, groups, outcomes, seconds,
-    ))
+    let mut report = report_of(index, caches, targets, &archs, groups, outcomes, seconds);
+    let (kernels, results) = judge_packages(packages, report.kernels.len(), &archs, targets);
+    report.stats.kernels += kernels.len();
+    report.stats.unreadable_shipped = packages.iter().map(|p| p.problems.len()).sum();
+    report.stats.jobs += results.len();
+    report
+        .caches
+        .extend(packages.iter().map(|p| p.path.display().to_string()));
+    report.kernels.extend(kernels);
+    report.results.extend(results);
+    Ok(report)
 }
 
 /// Judge every recompile and put the report together.
@@ -181,6 +277,7 @@ pub(super) fn report_of(
             .count(),
         seconds,
         complete,
+        unreadable_shipped: 0,
     };
     ReplayReport {
         schema_version: REPLAY_SCHEMA_VERSION,

@@ -222,6 +222,7 @@ fn compile(
             let report = replay::replay(
                 &index,
                 &caches,
+                &[],
                 std::slice::from_ref(target),
                 &toolchains,
                 settings,

@@ -1,9 +1,9 @@
 //! `tilefit replay [DIR...]`: index the Triton caches, pick a toolchain per recorded Triton
 //! version, recompile every kernel for the fleet's archs (or one shard of them), print the report,
-//! apply the gate. `--list` prints what the caches hold.
+//! apply the gate; a shipped package's kernels are judged as recorded. `--list` prints what the
+//! caches hold.
 
 use tilefit_core::compile::{Event, toolchain};
-use tilefit_core::input::caches;
 use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::{fleet, replay, replay_shard, toolchains};
 
@@ -12,28 +12,24 @@ use crate::emit;
 use crate::session::{self, Session};
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
-    let (caches, index) = caches::index(&args.dirs, &toolchain::default_cache_dir())?;
+    let shard = session::shard(args.shard.as_deref(), args.output.json.as_deref())?;
+    let inputs = replay::inputs(&args.dirs, &toolchain::default_cache_dir(), shard.is_some())?;
+    let (caches, index) = (&inputs.caches, &inputs.index);
     if args.list {
-        crate::output::print(&Terminal.export(&index))?;
+        crate::output::print(&Terminal.export(index))?;
         return Ok(crate::exit_codes::OK);
     }
     let targets = fleet::of_names(&args.targets)?;
-    let shard = session::shard(args.shard.as_deref(), args.output.json.as_deref())?;
     let session = Session::new(&args.compile, None)?;
     let (progress, settings) = (&session.progress, &session.settings);
     let toolchains =
-        toolchains::for_caches(&index, &session.wanted, &mut |line| session.note(&line))?;
+        toolchains::for_caches(index, &session.wanted, &mut |line| session.note(&line))?;
     let mut on_event = |event: Event| progress.event(event);
-    crate::output::note(&format!(
-        "tilefit: {} kernel variants from {} cache entries; recompiling for {} devices",
-        index.kernels.len(),
-        index.entries_scanned,
-        targets.len()
-    ));
+    crate::output::note(&inputs.summary(targets.len()));
     if let Some(shard) = shard {
-        let invocation = crate::settings::replay_invocation(args, &caches, settings);
+        let invocation = crate::settings::replay_invocation(args, caches, settings);
         let written = replay_shard::replay_shard(
-            &index,
+            index,
             invocation,
             &targets,
             &toolchains,
@@ -45,8 +41,9 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         return emit::emit_shard(&written?, &args.output);
     }
     let report = replay::replay(
-        &index,
-        &caches,
+        index,
+        caches,
+        &inputs.packages,
         &targets,
         &toolchains,
         settings,

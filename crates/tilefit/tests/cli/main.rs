@@ -31,6 +31,7 @@ mod saved;
 mod scale;
 mod scope_values;
 mod shapes;
+mod shipped;
 mod split_runs;
 mod thread_limit;
 mod toolchain;
