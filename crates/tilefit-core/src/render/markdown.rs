@@ -110,7 +110,7 @@ impl Exporter<ProbeReport> for Markdown {
             }
             out.push_str("\n</details>\n\n");
         }
-        let _ = writeln!(out, "<sub>{}</sub>", super::layout::footer(report));
+        let _ = writeln!(out, "<sub>{}</sub>", escape(&super::layout::footer(report)));
         out
     }
 }

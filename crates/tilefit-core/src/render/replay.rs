@@ -357,7 +357,11 @@ impl Exporter<ReplayReport> for Markdown {
             }
             out.push_str("\n</details>\n\n");
         }
-        let _ = writeln!(out, "<sub>{}</sub>", footer(report));
+        let _ = writeln!(
+            out,
+            "<sub>{}</sub>",
+            super::markdown::escape(&footer(report))
+        );
         out
     }
 }

@@ -79,12 +79,25 @@ fn triton_s_knobs_in_the_environment_key_the_cache_and_are_named_in_the_report()
             ("TILEFIT_CACHE_DIR", cache.as_path()),
             ("TRITON_HIP_USE_ASYNC_COPY", one),
             ("TRITON_ODD", Path::new("a\n::error::b")),
+            ("TRITON_MARKUP", Path::new("<img src=x>")),
         ],
     );
     assert_eq!(weird.code, 0, "{}", weird.stderr);
     let back = tilefit_with(&["report", saved.to_str().unwrap()], None, &[]);
     assert_eq!(back.code, 0, "{}", back.stderr);
     assert!(!back.stdout.contains("TRITON_ODD"), "{}", back.stdout);
+    // A knob's value is text in the Markdown footer, not markup.
+    let markdown = tilefit_with(
+        &["report", saved.to_str().unwrap(), "--markdown"],
+        None,
+        &[],
+    );
+    assert!(
+        markdown.stdout.contains("TRITON_MARKUP=&lt;img src=x&gt;")
+            && !markdown.stdout.contains("<img"),
+        "{}",
+        markdown.stdout
+    );
     let terminal = tilefit_with(
         &["probe", &spec, "--python", &python],
         None,
