@@ -35,10 +35,14 @@ pub enum Command {
     /// Uses the real Triton compiler in cross-compilation mode: no GPU needed. Prints the sweep
     /// table (configs x devices) and the recommended config per device.
     Probe(ProbeArgs),
-    /// Recompile every kernel in Triton cache directories for every target, and judge it.
+    /// Recompile every kernel in Triton cache directories for every target, and judge it; judge a
+    /// shipped AOTInductor package's kernels as its host code asks.
     ///
     /// Reads `~/.triton/cache` and `TRITON_CACHE_DIR` when no directory is given. Only the cached
-    /// IR reaches the compiler: nothing from the cache is imported or executed.
+    /// IR reaches the compiler: nothing from the cache is imported or executed. A `.pt2` (or the
+    /// folder it unzips to) is read, never run: each kernel's recorded bytes and warps on every
+    /// device one of its binary's images loads on (`--fail-on compile-error` also fails where
+    /// none loads).
     Replay(ReplayArgs),
     /// Run a script's host code as if on each target GPU, and judge every launch it makes.
     ///
@@ -189,8 +193,10 @@ pub struct ReportArgs {
 /// `tilefit replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
-    /// Triton cache directories, Inductor caches or tritonparse traces (`.ndjson`) (default:
-    /// `TRITON_CACHE_DIR`, `~/.triton/cache` and the Inductor cache of `torch.compile`).
+    /// Triton cache directories, Inductor caches, tritonparse traces (`.ndjson`) or AOTInductor
+    /// packages (`.pt2`, or the folder one unzips to) (default: `TRITON_CACHE_DIR`,
+    /// `~/.triton/cache` and the Inductor cache of `torch.compile`).
+    #[arg(value_name = "DIRS_OR_PACKAGES")]
     pub dirs: Vec<PathBuf>,
     /// Devices or archs to judge, comma-separated (default: one device per budget class).
     #[arg(long, value_delimiter = ',', value_name = "A,B,C")]

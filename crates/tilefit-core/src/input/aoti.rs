@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::input::cache_index::Skipped;
-use crate::resources::images::{Image, images_of};
+use crate::resources::images::{Image, holds_kernel, images_of};
 
 /// The most bytes read from one member of a package.
 const MEMBER_LIMIT: u64 = 256 << 20;
@@ -45,6 +45,9 @@ pub struct ShippedKernel {
     pub num_warps: u64,
     /// The binary's file name in the package (`embedded` when linked into the `.so`).
     pub binary: String,
+    /// SHA-256 of the binary's bytes (for an embedded kernel, of its fatbin): with the name and
+    /// the launch, what tells this kernel from another wherever the package lies.
+    pub binary_digest: String,
     /// What the binary holds.
     pub images: Vec<Image>,
     /// `sm_80`: the arch Inductor compiled it for (`DeviceProperties(cc=...)` in its source).
@@ -82,11 +85,21 @@ pub enum AotiError {
     NoWrapper(PathBuf),
 }
 
-/// Whether `path` is an AOTInductor package: a `.pt2` file, or a folder holding
-/// `data/aotinductor/` or a `*.wrapper.cpp` at its top.
+/// Whether `path` is an AOTInductor package: a `.pt2` file (there or not: reading it says what
+/// is wrong), any zip archive (a package renamed), or a folder holding `data/aotinductor/` or a
+/// `*.wrapper.cpp` at its top.
 pub fn is_package(path: &Path) -> bool {
+    if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pt2"))
+    {
+        return true;
+    }
     if path.is_file() {
-        return path.extension().is_some_and(|e| e == "pt2");
+        let mut head = [0u8; 4];
+        return std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok_and(|()| head == *b"PK\x03\x04");
     }
     path.join("data/aotinductor").is_dir()
         || std::fs::read_dir(path).is_ok_and(|entries| {
@@ -234,13 +247,14 @@ pub fn read(path: &Path) -> Result<Package, AotiError> {
                 }
             };
             match binary_images(&mut *members, &names, wrapper, &call) {
-                Ok((binary, images)) => package.kernels.push(ShippedKernel {
+                Ok((binary, images, binary_digest)) => package.kernels.push(ShippedKernel {
                     name: call.name,
                     wrapper: wrapper.clone(),
                     line: call.line,
                     shared_bytes: call.shared_bytes,
                     num_warps: call.num_warps,
                     binary,
+                    binary_digest,
                     images,
                     compiled_for: call.compiled_for,
                     config: call.config,
@@ -273,7 +287,7 @@ fn binary_images(
     names: &[String],
     wrapper: &str,
     call: &super::aoti_wrapper::Call,
-) -> Result<(String, Vec<Image>), String> {
+) -> Result<(String, Vec<Image>, String), String> {
     let folder = wrapper.rsplit_once('/').map_or("", |(folder, _)| folder);
     let beside = |file: &str| {
         names
@@ -301,7 +315,13 @@ fn binary_images(
         let bytes = members.read(&found)?;
         let images = images_of(&bytes).map_err(|e| format!("binary `{found}`: {e}"))?;
         let base = found.rsplit('/').next().unwrap_or(&found).to_owned();
-        return Ok((base, images));
+        if holds_kernel(&bytes, &call.name) == Some(false) {
+            return Err(format!(
+                "the binary `{base}` holds no kernel `{}` (the driver would not find it)",
+                call.name
+            ));
+        }
+        return Ok((base, images, crate::digest::sha256(&bytes)));
     }
     if call.binary.is_none() {
         return embedded(members, names, folder, &call.name);
@@ -318,7 +338,7 @@ fn embedded(
     names: &[String],
     folder: &str,
     kernel: &str,
-) -> Result<(String, Vec<Image>), String> {
+) -> Result<(String, Vec<Image>, String), String> {
     let magic = 0xBA55_ED50u32.to_le_bytes();
     for so in names.iter().filter(|n| {
         Path::new(n.as_str())
@@ -347,7 +367,7 @@ fn embedded(
             if memchr::memmem::find(blob, kernel.as_bytes()).is_some()
                 && let Ok(images) = images_of(blob)
             {
-                return Ok(("embedded".to_owned(), images));
+                return Ok(("embedded".to_owned(), images, crate::digest::sha256(blob)));
             }
         }
     }

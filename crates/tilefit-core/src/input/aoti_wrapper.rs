@@ -17,9 +17,10 @@ pub struct Call {
     pub name: String,
     /// The line of `loadKernel`.
     pub line: usize,
-    /// Dynamic shared memory: the larger of what `loadKernel` allows and `launchKernel` asks.
+    /// Dynamic shared memory: the largest of what `loadKernel` allows and every `launchKernel`
+    /// of the kernel asks.
     pub shared_bytes: u64,
-    /// Warps per block.
+    /// Warps per block: the most any of its launches asks.
     pub num_warps: u64,
     /// The binary's path as written (`None`: embedded, `__K_start`).
     pub binary: Option<String>,
@@ -74,20 +75,28 @@ fn call(text: &str, var: &str, args: &str, at: usize, line: usize) -> Result<Cal
     let load_shared: u64 = shared
         .parse()
         .map_err(|_| format!("shared memory `{shared}` is not a number"))?;
-    let launch = launch_args(text, var)
-        .ok_or_else(|| format!("no `launchKernel({var}, ...)` for `{name}`"))?;
-    let [_, _, _, warps, launch_shared, ..] = launch.as_slice() else {
-        return Err(format!(
-            "`launchKernel({var}, ...)` has {} arguments",
-            launch.len() + 1
-        ));
-    };
-    let num_warps: u64 = warps
-        .parse()
-        .map_err(|_| format!("num_warps `{warps}` is not a number"))?;
-    let launch_shared: u64 = launch_shared
-        .parse()
-        .map_err(|_| format!("the launch's shared memory `{launch_shared}` is not a number"))?;
+    let launches = launch_args(text, var);
+    if launches.is_empty() {
+        return Err(format!("no `launchKernel({var}, ...)` for `{name}`"));
+    }
+    // Every launch of the kernel: the largest asks the most of a device.
+    let (mut num_warps, mut launch_shared) = (0u64, 0u64);
+    for launch in &launches {
+        let [_, _, _, warps, shared, ..] = launch.as_slice() else {
+            return Err(format!(
+                "`launchKernel({var}, ...)` has {} arguments",
+                launch.len() + 1
+            ));
+        };
+        let warps: u64 = warps
+            .parse()
+            .map_err(|_| format!("num_warps `{warps}` is not a number"))?;
+        let shared: u64 = shared
+            .parse()
+            .map_err(|_| format!("the launch's shared memory `{shared}` is not a number"))?;
+        num_warps = num_warps.max(warps);
+        launch_shared = launch_shared.max(shared);
+    }
     let source = source_comment(text, at);
     let mut config = BTreeMap::new();
     for c in CONSTANT.captures_iter(source) {
@@ -126,11 +135,18 @@ fn source_comment(text: &str, at: usize) -> &str {
     &before[start..end]
 }
 
-/// The arguments after the kernel of `launchKernel(var, ...)`.
-fn launch_args(text: &str, var: &str) -> Option<Vec<String>> {
+/// The arguments after the kernel of every `launchKernel(var, ...)`.
+fn launch_args(text: &str, var: &str) -> Vec<Vec<String>> {
     let pattern = format!(r"launchKernel\(\s*{}\s*,([^;]*)\)\s*;", regex::escape(var));
-    let found = Regex::new(&pattern).ok()?.captures(text)?;
-    Some(split_args(&found[1]))
+    Regex::new(&pattern).map_or_else(
+        |_| Vec::new(),
+        |found| {
+            found
+                .captures_iter(text)
+                .map(|c| split_args(&c[1]))
+                .collect()
+        },
+    )
 }
 
 /// Top-level, comma-separated arguments, trimmed (commas inside string literals and brackets
@@ -211,6 +227,7 @@ static inline void call_triton_tem_0(kernels_type_& kernels_, const std::optiona
         kernels_.triton_tem_0 = loadKernel("/tmp/build/c26.fatbin", "triton_tem_0", 131072, cubin_dir_);
     }
     launchKernel(kernels_.triton_tem_0, grid_0, grid_1, grid_2, 8, 131072, kernel_args_, stream_);
+    launchKernel(kernels_.triton_tem_0, grid_0, grid_1, grid_2, 8, 139264, kernel_args_, stream_);
 }
 static inline void call_embedded(kernels_type_& kernels_){
     kernels_.k1 = loadKernel(__k1_start, "k1", 0);
@@ -224,7 +241,7 @@ static inline void call_embedded(kernels_type_& kernels_){
         let calls = calls(WRAPPER);
         let first = calls[0].as_ref().unwrap();
         assert_eq!(first.name, "triton_tem_0");
-        assert_eq!(first.shared_bytes, 131_072);
+        assert_eq!(first.shared_bytes, 139_264, "the larger launch");
         assert_eq!(first.num_warps, 8);
         assert_eq!(first.binary.as_deref(), Some("/tmp/build/c26.fatbin"));
         assert_eq!(first.compiled_for.as_deref(), Some("sm_80"));

@@ -50,8 +50,14 @@ pub fn judge_packages(
 
 fn variant_of(package: &Package, kernel: &ShippedKernel) -> KernelVariant {
     let package_name = package.path.display().to_string();
+    // What the kernel is, not where the package lies: a moved or unzipped package keeps its
+    // ids, so a baseline still matches.
     let id = crate::digest::sha256(
-        format!("{package_name}\0{}\0{}", kernel.wrapper, kernel.name).as_bytes(),
+        format!(
+            "{}\0{}\0{}\0{}",
+            kernel.name, kernel.binary_digest, kernel.shared_bytes, kernel.num_warps
+        )
+        .as_bytes(),
     );
     KernelVariant {
         id: id.chars().take(8).collect(),

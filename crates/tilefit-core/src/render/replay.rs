@@ -282,7 +282,7 @@ impl Exporter<ReplayReport> for Terminal {
         }
         out.push_str("\nVariants\n");
         for line in variant_lines(report) {
-            let _ = writeln!(out, "  {}", crate::escape::log_text(&line));
+            let _ = writeln!(out, "  {}", crate::escape::control(&line));
         }
         let problems = problems(report);
         if !problems.is_empty() {
@@ -297,8 +297,8 @@ impl Exporter<ReplayReport> for Terminal {
                 let _ = writeln!(
                     out,
                     "  {}: {}",
-                    crate::escape::log_text(&skipped.path.display().to_string()),
-                    crate::escape::log_text(&skipped.reason)
+                    crate::escape::control(&skipped.path.display().to_string()),
+                    crate::escape::control(&skipped.reason)
                 );
             }
         }

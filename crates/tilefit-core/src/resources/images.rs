@@ -62,6 +62,63 @@ impl Image {
     }
 }
 
+/// Whether a binary holds the kernel `name` (`None`: it cannot tell, its images being
+/// compressed): a cubin by its `.text.NAME` section, PTX by its `.entry NAME`, a fatbin by the
+/// name's bytes in an uncompressed entry.
+pub fn holds_kernel(data: &[u8], name: &str) -> Option<bool> {
+    if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {
+        if memchr::memmem::find(data, name.as_bytes()).is_some() {
+            return Some(true);
+        }
+        return if fatbin_compressed(data) {
+            None
+        } else {
+            Some(false)
+        };
+    }
+    if data.starts_with(b"\x7fELF") {
+        let elf = Elf::parse(data).ok()?;
+        return Some(elf.section(&format!(".text.{name}")).is_some());
+    }
+    let text = String::from_utf8_lossy(data);
+    Some(text.lines().any(|line| {
+        line.split_once(".entry").is_some_and(|(_, rest)| {
+            rest.trim_start()
+                .split(|c: char| c == '(' || c.is_whitespace())
+                .next()
+                == Some(name)
+        })
+    }))
+}
+
+/// Whether every entry of a fatbin is compressed (nvcc's flags 0x2000 or 0x8000).
+fn fatbin_compressed(data: &[u8]) -> bool {
+    let header = le::<2>(data, 6, "").map_or(16, |b| usize::from(u16::from_le_bytes(b)));
+    let size = le::<8>(data, 8, "").map_or(0, u64::from_le_bytes);
+    let end = usize::try_from(size)
+        .unwrap_or(usize::MAX)
+        .saturating_add(header)
+        .min(data.len());
+    let mut at = header;
+    let mut all = true;
+    while at + 48 <= end {
+        let (Ok(entry), Ok(payload), Ok(flags)) = (
+            le::<4>(data, at + 4, ""),
+            le::<8>(data, at + 8, ""),
+            le::<8>(data, at + 40, ""),
+        ) else {
+            break;
+        };
+        all &= u64::from_le_bytes(flags) & 0xA000 != 0;
+        let step = u64::from(u32::from_le_bytes(entry)).saturating_add(u64::from_le_bytes(payload));
+        match usize::try_from(step).ok().and_then(|s| at.checked_add(s)) {
+            Some(next) if next > at => at = next,
+            _ => break,
+        }
+    }
+    all
+}
+
 /// The images of a binary, by its first bytes: a fatbin, a cubin, or PTX text.
 pub fn images_of(data: &[u8]) -> Result<Vec<Image>, BinaryError> {
     if data.starts_with(&FATBIN_MAGIC.to_le_bytes()) {

@@ -17,6 +17,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let (caches, index) = (&inputs.caches, &inputs.index);
     if args.list {
         crate::output::print(&Terminal.export(index))?;
+        crate::output::print(&Terminal.export(&inputs.packages))?;
         return Ok(crate::exit_codes::OK);
     }
     let targets = fleet::of_names(&args.targets)?;

@@ -215,3 +215,98 @@ fn packages_that_cannot_be_read_are_named_and_fail_the_run() {
     assert_eq!(sharded.code, 2, "{}", sharded.stderr);
     assert!(sharded.stderr.contains("--shard"), "{}", sharded.stderr);
 }
+
+#[test]
+fn a_moved_or_unzipped_package_keeps_its_kernel_ids_so_a_baseline_matches() {
+    let dir = scratch("shipped-moved");
+    let package = fixture("aoti/gemm_gelu_sm80.pt2");
+    let base = dir.join("base.json");
+    let first = tilefit(
+        &[
+            "replay",
+            &package,
+            "--targets",
+            "rtx-5090",
+            "--json",
+            base.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(first.code, 0, "{}", first.stderr);
+    let moved = dir.join("elsewhere.pt2");
+    std::fs::copy(&package, &moved).unwrap();
+    let again = tilefit(
+        &[
+            "replay",
+            moved.to_str().unwrap(),
+            "--targets",
+            "rtx-5090",
+            "--baseline",
+            base.to_str().unwrap(),
+            "--fail-on",
+            "over-budget",
+        ],
+        None,
+    );
+    assert_eq!(
+        again.code, 0,
+        "the same kernel is in the baseline: {}",
+        again.stderr
+    );
+    let listed = tilefit(&["replay", moved.to_str().unwrap(), "--list"], None);
+    assert_eq!(listed.code, 0, "{}", listed.stderr);
+    assert!(
+        listed.stdout.contains("1 shipped kernels")
+            && listed.stdout.contains("131,072 bytes  8 warps"),
+        "{}",
+        listed.stdout
+    );
+}
+
+#[test]
+fn a_kernel_its_binary_does_not_hold_and_a_missing_package_are_named() {
+    let dir = scratch("shipped-names");
+    // A kernel name the binary does not hold: the driver would not find it.
+    let renamed = dir.join("renamed");
+    std::fs::create_dir_all(&renamed).unwrap();
+    let cubin = fixture("aoti/gemm_gelu_sm80_cubin");
+    for entry in std::fs::read_dir(&cubin).unwrap().flatten() {
+        let name = entry.file_name().into_string().unwrap();
+        let mut bytes = std::fs::read(entry.path()).unwrap();
+        if name.ends_with(".wrapper.cpp") {
+            bytes = String::from_utf8(bytes)
+                .unwrap()
+                .replace(
+                    "\"triton_tem_fused__unsafe_view_gelu_mm_t_view_0\", 131072",
+                    "\"not_in_the_cubin\", 131072",
+                )
+                .into_bytes();
+        }
+        std::fs::write(renamed.join(name), bytes).unwrap();
+    }
+    let run = tilefit(
+        &[
+            "replay",
+            renamed.to_str().unwrap(),
+            "--targets",
+            "a100",
+            "--json",
+            "-",
+        ],
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("holds no kernel `not_in_the_cubin`"),
+        "{}",
+        run.stdout
+    );
+    // A path that is not there is named as such.
+    let missing = tilefit(&["replay", dir.join("gone.pt2").to_str().unwrap()], None);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("gone.pt2") && missing.stderr.contains("No such file"),
+        "{}",
+        missing.stderr
+    );
+}
