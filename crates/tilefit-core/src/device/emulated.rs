@@ -85,6 +85,11 @@ fn capability(arch: &str, compute_capability: Option<&str>) -> Option<(u32, u32)
     Some((major.parse().ok()?, minor))
 }
 
+/// `(major, minor)` of an arch of the table (`sm_120`: its sourced compute capability, 12.0).
+pub fn capability_of(table: &DeviceTable, arch: &str) -> Option<(u32, u32)> {
+    capability(arch, table.arch(arch)?.compute_capability.as_deref())
+}
+
 impl EmulatedDevice {
     /// The emulated form of `target` (already resolved against `table`).
     pub fn of(table: &DeviceTable, target: &TargetDevice) -> Result<EmulatedDevice, NotEmulable> {

@@ -6,7 +6,9 @@
 //! images). The results join the replay's, one per (kernel, arch), after the cached kernels'.
 
 use crate::compile::{CompileOutcome, ErrorKind};
-use crate::device::{Target, TargetDevice};
+use crate::device::emulated::capability_of;
+
+use crate::device::{DeviceTable, Target, TargetDevice};
 use crate::input::aoti::{Package, ShippedKernel};
 use crate::judge::probe::judge_on;
 use crate::model::replay::{KernelRef, KernelVariant, ReplayResult, Shipped};
@@ -88,13 +90,6 @@ fn variant_of(package: &Package, kernel: &ShippedKernel) -> KernelVariant {
     }
 }
 
-/// `sm_120` as (12, 0); `sm_90a` as (9, 0).
-fn capability(arch: &str) -> Option<(u32, u32)> {
-    let digits = arch.strip_prefix("sm_")?.trim_end_matches(['a', 'f']);
-    let number: u32 = digits.parse().ok()?;
-    Some((number / 10, number % 10))
-}
-
 fn result_on(
     kernel: &ShippedKernel,
     variant: &KernelVariant,
@@ -102,7 +97,9 @@ fn result_on(
     target: &Target,
     targets: &[TargetDevice],
 ) -> ReplayResult {
-    let loads = capability(&target.arch)
+    let loads = DeviceTable::builtin()
+        .ok()
+        .and_then(|table| capability_of(table, &target.arch))
         .is_some_and(|(major, minor)| kernel.images.iter().any(|i| i.runs_on(major, minor)));
     let outcome = if loads {
         CompileOutcome::shipped(kernel.shared_bytes, kernel.num_warps)

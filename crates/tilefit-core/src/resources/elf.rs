@@ -45,7 +45,8 @@ pub struct Elf<'a> {
     pub sections: Vec<Section>,
 }
 
-fn read<const N: usize>(
+/// `N` bytes of `data` at `at`, or `Truncated(what)`.
+pub(super) fn read<const N: usize>(
     data: &[u8],
     at: usize,
     what: &'static str,

@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::BinaryError;
-use super::elf::Elf;
+use super::elf::{Elf, read as le};
 
 /// `nvcc`'s fatbin magic.
 const FATBIN_MAGIC: u32 = 0xBA55_ED50;
@@ -138,13 +138,6 @@ pub fn images_of(data: &[u8]) -> Result<Vec<Image>, BinaryError> {
         }]);
     }
     ptx(data)
-}
-
-fn le<const N: usize>(data: &[u8], at: usize, what: &'static str) -> Result<[u8; N], BinaryError> {
-    at.checked_add(N)
-        .and_then(|end| data.get(at..end))
-        .and_then(|bytes| bytes.try_into().ok())
-        .ok_or(BinaryError::Truncated(what))
 }
 
 /// Every entry of a fatbin (a file may hold several fatbins back to back).
