@@ -360,7 +360,7 @@ fn exit_code(outcome: &Outcome) -> u8 {
     let (failed, total) = outcome.failed_jobs;
     if failed > 0 {
         output::note(&format!(
-            "tilefit: {failed} of {total} jobs failed or could not be read (worker faults, an interrupt, a shipped kernel listed under Skipped): nothing was judged there"
+            "tilefit: {failed} of {total} jobs failed (worker faults, an interrupt, or a shipped kernel that could not be read, listed under Skipped): nothing was judged there"
         ));
         return exit_codes::BAD_INPUT_OR_TOOL_FAILURE;
     }

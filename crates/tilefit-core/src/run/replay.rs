@@ -63,9 +63,8 @@ impl crate::hint::Hint for ReplayError {
             ReplayError::Shards(_) => Some(
                 "merge the `--json` files of every shard of one replay, made from the same caches (give them with `--caches` if they moved)".to_owned(),
             ),
-            ReplayError::Worker { .. }
-            | ReplayError::Caches(_)
-            | ReplayError::Package(AotiError::Read { .. }) => None,
+            ReplayError::Caches(error) => error.hint(),
+            ReplayError::Worker { .. } | ReplayError::Package(AotiError::Read { .. }) => None,
             ReplayError::Package(AotiError::NoWrapper(_)) => Some(
                 "give the `.pt2` that `torch._inductor.aoti_compile_and_package` wrote for a CUDA device, or the folder it unzips to".to_owned(),
             ),
