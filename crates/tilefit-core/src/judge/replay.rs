@@ -24,37 +24,58 @@ pub fn judge(
         .into_iter()
         .map(|((kernel, arch_index), (outcome, cached, replayed_with))| {
             let variant = &kernels[kernel];
-            let target = &archs[arch_index];
-            let verdicts = targets
-                .iter()
-                .filter(|d| d.arch == target.arch)
-                .map(|d| judge_on(d, &outcome))
-                .collect();
-            ReplayResult {
-                kernel: KernelRef {
-                    index: kernel,
-                    id: variant.id.clone(),
-                    name: variant.name.clone(),
-                    source: variant.source.clone(),
-                },
-                config: variant.options.clone(),
-                arch: target.arch.clone(),
-                backend: target.backend,
-                status: outcome.status,
-                shared_bytes: outcome.shared,
-                original_arch: variant.original_arch.clone(),
-                original_shared_bytes: variant.original_shared_bytes,
-                error: outcome.error,
-                cached,
-                replayed_with,
-                binary: outcome.binary,
-                kernel_name: outcome.kernel_name,
-                resources: outcome.resources,
-                resources_error: outcome.resources_error,
-                verdicts,
-            }
+            let reference = KernelRef {
+                index: kernel,
+                id: variant.id.clone(),
+                name: variant.name.clone(),
+                source: variant.source.clone(),
+            };
+            result_of(
+                variant,
+                reference,
+                &archs[arch_index],
+                targets,
+                outcome,
+                (cached, replayed_with),
+            )
         })
         .collect()
+}
+
+/// One (kernel, arch) result: the outcome with a verdict per device of that arch. `provenance`:
+/// whether it came from the cache, and what replayed it.
+pub(crate) fn result_of(
+    variant: &KernelVariant,
+    reference: KernelRef,
+    target: &Target,
+    targets: &[TargetDevice],
+    outcome: CompileOutcome,
+    provenance: (bool, String),
+) -> ReplayResult {
+    let verdicts = targets
+        .iter()
+        .filter(|d| d.arch == target.arch)
+        .map(|d| judge_on(d, &outcome))
+        .collect();
+    let (cached, replayed_with) = provenance;
+    ReplayResult {
+        kernel: reference,
+        config: variant.options.clone(),
+        arch: target.arch.clone(),
+        backend: target.backend,
+        status: outcome.status,
+        shared_bytes: outcome.shared,
+        original_arch: variant.original_arch.clone(),
+        original_shared_bytes: variant.original_shared_bytes,
+        error: outcome.error,
+        cached,
+        replayed_with,
+        binary: outcome.binary,
+        kernel_name: outcome.kernel_name,
+        resources: outcome.resources,
+        resources_error: outcome.resources_error,
+        verdicts,
+    }
 }
 
 static MAKE_RANGE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {

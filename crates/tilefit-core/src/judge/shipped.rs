@@ -10,7 +10,7 @@ use crate::device::emulated::capability_of;
 
 use crate::device::{DeviceTable, Target, TargetDevice};
 use crate::input::aoti::{Package, ShippedKernel};
-use crate::judge::probe::judge_on;
+use crate::judge::replay::result_of;
 use crate::model::replay::{KernelRef, KernelVariant, ReplayResult, Shipped};
 use crate::vocab::CompileStatus;
 
@@ -115,27 +115,14 @@ fn result_on(
             ),
         )
     };
-    let verdicts = targets
-        .iter()
-        .filter(|d| d.arch == target.arch)
-        .map(|d| judge_on(d, &outcome))
-        .collect();
-    ReplayResult {
-        kernel: reference,
-        config: variant.options.clone(),
-        arch: target.arch.clone(),
-        backend: target.backend,
-        status: outcome.status,
-        shared_bytes: outcome.shared,
-        original_arch: variant.original_arch.clone(),
-        original_shared_bytes: variant.original_shared_bytes,
-        error: outcome.error,
-        cached: false,
-        replayed_with: AS_SHIPPED.to_owned(),
-        binary: None,
-        resources: None,
-        resources_error: None,
-        kernel_name: Some(kernel.name.clone()),
-        verdicts,
-    }
+    let mut outcome = outcome;
+    outcome.kernel_name = Some(kernel.name.clone());
+    result_of(
+        variant,
+        reference,
+        target,
+        targets,
+        outcome,
+        (false, AS_SHIPPED.to_owned()),
+    )
 }
