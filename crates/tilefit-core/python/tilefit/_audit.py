@@ -21,6 +21,9 @@ import stat
 import sys
 import traceback
 
+from tilefit import _state
+from tilefit._patches import REGISTRY
+
 #: Events that write, and how to read their paths: each written argument's position, with the
 #: position of the ``dir_fd`` it is relative to (None where the event carries none).
 _EVENTS = {
@@ -197,7 +200,7 @@ class Audit:
         return None
 
     def __call__(self, event, args):
-        if event not in _EVENTS:
+        if event not in _EVENTS or not REGISTRY.active():
             return
         try:
             path = self.outside(event, args)
@@ -233,16 +236,20 @@ class Audit:
 
 #: The allowed folders as the run gave them, for the environment of the children this process
 #: starts (whatever environment the script gives them).
-WRITABLE = None
 
 
 def install(recorder, scratch, *more):
     """Refuse and record this process's writes outside ``scratch`` and the allowed folders (read
     from the environment, where the run put them)."""
-    global WRITABLE
-    WRITABLE = os.environ.get(ENV_WRITABLE, "")
-    roots = [scratch, *more, *WRITABLE.split(os.pathsep)]
+    writable = os.environ.get(ENV_WRITABLE, "")
+    # The allowed folders, for the children this process starts.
+    _state.RUN.writable = writable
+    roots = [scratch, *more, *writable.split(os.pathsep)]
     sys.addaudithook(Audit(recorder, roots))
+    REGISTRY.permanent(
+        "sys.addaudithook",
+        "a write outside the capture's scratch is refused and recorded",
+    )
     _torch_save()
 
 
@@ -262,4 +269,9 @@ def _torch_save():
         return real(name_or_buffer)
 
     _open_zipfile_writer._tilefit = True
-    serialization._open_zipfile_writer = _open_zipfile_writer
+    REGISTRY.replace(
+        serialization,
+        "_open_zipfile_writer",
+        _open_zipfile_writer,
+        "torch.save writes from C++, where no audit event is raised",
+    )

@@ -26,7 +26,9 @@ hands a graph with no GPU tensor to the real engine.
 from __future__ import annotations
 
 import heapq
-import weakref
+
+from tilefit import _state
+from tilefit._patches import REGISTRY
 
 
 def _node_call(node, grads):
@@ -168,9 +170,9 @@ _PRE_HOOKS = "_tilefit_pre_hooks"
 _POST_HOOKS = "_tilefit_post_hooks"
 _RELEASED = "_tilefit_released"
 
-#: The non-leaf tensors that ``retain_grad`` was called on. The engine keeps the gradient of the
-#: node that is the tensor's ``grad_fn`` when that node runs (after an in-place op, the new one).
-_RETAINED = weakref.WeakSet()
+# The non-leaf tensors that ``retain_grad`` was called on are the run's (``_state.RUN.retained``).
+# The engine keeps the gradient of the node that is the tensor's ``grad_fn`` when that node runs
+# (after an in-place op, the new one).
 
 #: Per C++ node type, the attributes that hold its saved tensors.
 _SAVED_NAMES = {}
@@ -244,7 +246,7 @@ def _tensor_pre_hooks(node, grads):
     for nr, hooks in list(metadata.get(_TENSOR_HOOKS, {}).items()):
         if nr < len(grads) and grads[nr] is not None and hooks:
             grads[nr] = _run_tensor_hooks(hooks, grads[nr])
-    for tensor in list(_RETAINED):
+    for tensor in list(_state.RUN.retained):
         if tensor.grad_fn is node:
             nr = tensor.output_nr
             if nr < len(grads) and grads[nr] is not None:
@@ -292,8 +294,7 @@ class _Task:
         return id(node) in (self.needed if self.needed is not None else self.reachable)
 
 
-#: The backward runs in progress, innermost last.
-_TASKS = []
+# The backward runs in progress, innermost last, are the run's (``_state.RUN.tasks``).
 
 
 def run_backward(
@@ -310,7 +311,7 @@ def run_backward(
     import torch
 
     task = _Task(keep_graph)
-    _TASKS.append(task)
+    _state.RUN.tasks.append(task)
     try:
         with torch.set_grad_enabled(create_graph):
             result = _run(roots, grad_roots, inputs, accumulate_grad, task)
@@ -320,7 +321,7 @@ def run_backward(
             done += 1
         return result
     finally:
-        _TASKS.remove(task)
+        _state.RUN.tasks.remove(task)
 
 
 def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
@@ -474,15 +475,15 @@ class Engine:
     def is_checkpoint_valid(self):
         """Reentrant checkpointing works only in a backward that runs the whole graph (the
         engine's graph task has no ``inputs``), as in the real engine."""
-        if _TASKS:
-            return all(task.needed is None for task in _TASKS)
+        if _state.RUN.tasks:
+            return all(task.needed is None for task in _state.RUN.tasks)
         return self._real.is_checkpoint_valid()
 
     def queue_callback(self, callback):
         """A callback for the end of the backward run in progress (the real engine's, where
         none of this engine's is)."""
-        if _TASKS:
-            _TASKS[-1].callbacks.append(callback)
+        if _state.RUN.tasks:
+            _state.RUN.tasks[-1].callbacks.append(callback)
         else:
             self._real.queue_callback(callback)
 
@@ -590,9 +591,10 @@ def install():
     if isinstance(variable.Variable._execution_engine, Engine):
         return
     engine = Engine(variable.Variable._execution_engine)
-    variable.Variable._execution_engine = engine
-    if hasattr(graph, "Variable"):
-        graph.Variable._execution_engine = engine
+    why = "torch's C++ engine runs no backward of FakeTensors on an emulated GPU: the Python engine does"
+    REGISTRY.replace(variable.Variable, "_execution_engine", engine, why)
+    if hasattr(graph, "Variable") and graph.Variable is not variable.Variable:
+        REGISTRY.replace(graph.Variable, "_execution_engine", engine, why)
     real_set = function.FunctionCtx.set_materialize_grads
 
     def set_materialize_grads(self, value):
@@ -603,7 +605,12 @@ def install():
             pass
 
     set_materialize_grads.__doc__ = real_set.__doc__
-    function.FunctionCtx.set_materialize_grads = set_materialize_grads
+    REGISTRY.replace(
+        function.FunctionCtx,
+        "set_materialize_grads",
+        set_materialize_grads,
+        "the Python engine reads each custom Function's choice",
+    )
     _keep_hooks()
     _answer_for_tasks()
 
@@ -618,13 +625,20 @@ def _answer_for_tasks():
     real_will = torch._C._will_engine_execute_node
 
     def current_graph_task_id():
-        return _TASKS[-1].id if _TASKS else real_id()
+        return _state.RUN.tasks[-1].id if _state.RUN.tasks else real_id()
 
     def will_engine_execute_node(node):
-        return _TASKS[-1].will_execute(node) if _TASKS else real_will(node)
+        return (
+            _state.RUN.tasks[-1].will_execute(node)
+            if _state.RUN.tasks
+            else real_will(node)
+        )
 
-    torch._C._current_graph_task_id = current_graph_task_id
-    torch._C._will_engine_execute_node = will_engine_execute_node
+    why = "torch asks the engine about the backward in progress: the Python engine answers"
+    REGISTRY.replace(torch._C, "_current_graph_task_id", current_graph_task_id, why)
+    REGISTRY.replace(
+        torch._C, "_will_engine_execute_node", will_engine_execute_node, why
+    )
 
 
 def _keep_hooks():
@@ -647,12 +661,13 @@ def _keep_hooks():
     def retain_grad_(self):
         retain_grad(self)
         if self.grad_fn is not None:
-            _RETAINED.add(self)
+            _state.RUN.retained.add(self)
 
     register_hook_.__doc__ = register_hook.__doc__
     retain_grad_.__doc__ = retain_grad.__doc__
-    torch.Tensor.register_hook = register_hook_
-    torch.Tensor.retain_grad = retain_grad_
+    why = "the Python engine runs the hooks registered on a tensor"
+    REGISTRY.replace(torch.Tensor, "register_hook", register_hook_, why)
+    REGISTRY.replace(torch.Tensor, "retain_grad", retain_grad_, why)
 
     def keeping(real, key):
         def register(self, hook):
@@ -666,9 +681,16 @@ def _keep_hooks():
         register.__doc__ = real.__doc__
         return register
 
-    BackwardCFunction.register_hook = keeping(
-        BackwardCFunction.register_hook, _POST_HOOKS
+    why = "the Python engine runs the hooks registered on a node"
+    REGISTRY.replace(
+        BackwardCFunction,
+        "register_hook",
+        keeping(BackwardCFunction.register_hook, _POST_HOOKS),
+        why,
     )
-    BackwardCFunction.register_prehook = keeping(
-        BackwardCFunction.register_prehook, _PRE_HOOKS
+    REGISTRY.replace(
+        BackwardCFunction,
+        "register_prehook",
+        keeping(BackwardCFunction.register_prehook, _PRE_HOOKS),
+        why,
     )

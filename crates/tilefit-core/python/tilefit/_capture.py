@@ -13,7 +13,6 @@ record instead of time.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -21,15 +20,11 @@ import sys
 import threading
 import traceback
 
-from tilefit import _emulation, _jit, _scope, _values, _writes
+from tilefit import _emulation, _records, _scope, _state, _values, _writes
+from tilefit._patches import REGISTRY
 
 #: Files whose frames are never "the launching line".
 _OWN = (os.path.dirname(os.path.abspath(__file__)) + os.sep,)
-
-#: Under pytest: which of the suite's tests this process runs (``OFFSET,SHARDS,SHARD,PARTS,PART``,
-#: tilefit's ``parts::Selection``), and the file its progress goes to; None for the whole suite.
-TESTS = None
-PROGRESS = None
 
 #: Backend-independent keys a launch passes that are not compile options.
 _NOT_OPTIONS = {"grid", "warmup", "debug", "instrumentation_mode"}
@@ -68,6 +63,7 @@ class Recorder:
         #: Under pytest: the tests the suite collected (before a split run took its share).
         self.collected = None
         self.calls = 0
+        self._call_patched = False
         self._local = threading.local()
         self.lock = threading.Lock()
 
@@ -91,7 +87,18 @@ class Recorder:
         self.calls += 1
         self.current_call = name
         # The children a call starts belong to it (under pytest, to the test).
-        os.environ["TILEFIT_CAPTURE_CALL"] = str(name)
+        if self._call_patched:
+            os.environ["TILEFIT_CAPTURE_CALL"] = str(name)
+        else:
+            # Registered once: its undo puts back what the variable held before the run.
+            self._call_patched = True
+            REGISTRY.set_item(
+                os.environ,
+                "TILEFIT_CAPTURE_CALL",
+                str(name),
+                "the children a call starts belong to it",
+                where="os.environ",
+            )
 
     def value_read(self, kind, what, value, frame):
         """A value host code read with no data (:mod:`tilefit._values`): a check passed over, or
@@ -266,19 +273,16 @@ def _public(entry):
     return {k: v for k, v in entry.items() if not k.startswith("_")}
 
 
-#: The process's :class:`Recorder` once :func:`install` put it in place (the launch patches hold
-#: it themselves; this answers ``tilefit.emulate.call`` and the pytest plugin).
-_INSTALLED = None
-
-
 def installed():
     """The recorder of this process's emulated run, or None."""
-    return _INSTALLED
+    return _state.RUN.recorder
 
 
-#: Folders of the user's own code (the script's folder, or the working folder for ``-m``): a
-#: launch's place is the innermost frame there, not an engine's helper.
-USER_ROOTS = []
+def add_user_root(folder):
+    """Count ``folder`` (ending with the separator) as the user's own code: a launch's place is
+    the innermost frame there, not an engine's helper."""
+    _state.RUN.user_roots.append(folder)
+
 
 _LIBRARIES = (os.sep + "site-packages" + os.sep, os.sep + "dist-packages" + os.sep)
 
@@ -313,11 +317,11 @@ def _in_user_roots(frame):
     filename = os.path.abspath(frame.f_code.co_filename)
     if any(part in filename for part in _LIBRARIES):
         return False
-    return any(filename.startswith(root) for root in USER_ROOTS)
+    return any(filename.startswith(root) for root in _state.RUN.user_roots)
 
 
 def _user_frame(tb_or_frame):
-    """(file, line) of the innermost frame of the user's own code (under :data:`USER_ROOTS`),
+    """(file, line) of the innermost frame of the user's own code (under the run's user roots),
     else of the innermost frame that is not torch, Triton or tilefit."""
     frames = [(f, line) for f, line in _frames(tb_or_frame) if _is_user(f)]
     for frame, line in frames:
@@ -346,165 +350,6 @@ def _chain(frame):
     ]
 
 
-def _dtype_type(dtype):
-    from triton._utils import canonicalize_dtype
-
-    return canonicalize_dtype(dtype)
-
-
-def _constexpr(value):
-    """A constexpr as JSON: plain values as they are, ``tl`` dtypes as ``"tl.bfloat16"``."""
-    import triton.language as tl
-
-    if isinstance(value, tl.constexpr):
-        value = value.value
-    if _wide_int(value, 2**63):
-        # Triton takes any int as a constexpr; a spec's TOML holds 64-bit signed integers.
-        raise _Unsupported(
-            f"an int of {value.bit_length()} bits ({_scope._short(value)}) passed as a "
-            "constexpr: tilefit's spec carries integers from -2**63 to 2**63-1 to a compile"
-        )
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, tl.dtype):
-        for name in dir(tl):
-            if getattr(tl, name, None) is value or (
-                isinstance(getattr(tl, name, None), tl.dtype)
-                and getattr(tl, name) == value
-                and not name.startswith("_")
-            ):
-                return f"tl.{name}"
-    if type(value).__name__ in ("_Anything", "_AnythingModule"):
-        raise _Unsupported(
-            f"a tilefit stand-in ({value!r}) reached the launch: give the script a real value for it"
-        )
-    if hasattr(value, "dtype") and hasattr(value, "shape"):
-        raise _Unsupported("a tensor passed as a constexpr")
-    raise _Unsupported(
-        f"a {_scope._type_name(value)} ({_scope._short(value)}) passed as a constexpr"
-    )
-
-
-def _wide_int(value, end):
-    """Whether ``value`` is an int outside ``-2**63 .. end - 1``."""
-    return isinstance(value, int) and not -(2**63) <= value < end
-
-
-class _Unsupported(Exception):
-    """A launch value tilefit cannot pass to a compile."""
-
-
-def _argument(name, value):
-    """A non-constexpr argument as the JIT specializes it (the worker redoes the specialization from
-    these: types, values and alignment)."""
-    if value is None:
-        return {"type": "none"}
-    if isinstance(value, bool):
-        return {"type": "u1", "value": value}
-    if isinstance(value, int):
-        if -(2**31) <= value < 2**31:
-            kind = "i32"
-        elif -(2**63) <= value < 2**63:
-            kind = "i64"
-        elif 2**63 <= value < 2**64:
-            kind = "u64"
-        else:
-            # Triton's own launch refuses it (OverflowError in its specialization).
-            raise _Unsupported(
-                f"argument `{name}` is an int of {value.bit_length()} bits: Triton refuses it "
-                "at the launch (integer to be specialized too large to represent)"
-            )
-        return {"type": kind, "value": value}
-    if isinstance(value, float):
-        # The JIT types every float fp32 whatever its value; the value is kept (a non-finite one
-        # as text) for the report.
-        return {"type": "fp32", "value": _scope.plain(value)}
-    if type(value).__name__ == "TensorDescriptor":
-        return {
-            "type": "tensordesc",
-            "dtype": _dtype_type(value.base.dtype),
-            "shape": [int(s) for s in value.shape],
-            "strides": [int(s) for s in value.strides],
-            "block_shape": [int(s) for s in value.block_shape],
-        }
-    if hasattr(value, "dtype") and hasattr(value, "storage_offset"):
-        device = getattr(value, "device", None)
-        if device is not None and device.type not in ("cuda", "hip"):
-            raise _Unsupported(
-                f"argument `{name}` is a {device.type} tensor: Triton needs it on the GPU"
-            )
-        # A tensor's storage starts where the caching allocator put it (at least 512-byte
-        # aligned), so its data pointer is 16-byte aligned exactly when its offset is.
-        offset = value.storage_offset() * value.element_size()
-        return {"type": "*" + _dtype_type(value.dtype), "aligned": offset % 16 == 0}
-    if hasattr(value, "data_ptr"):
-        raise _Unsupported(f"argument `{name}` is a {type(value).__name__}")
-    raise _Unsupported(f"argument `{name}` is a {type(value).__name__} ({value!r})")
-
-
-def _kernel_info(jit):
-    fn = jit.fn
-    path = fn.__code__.co_filename
-    if not path.startswith("<"):
-        path = os.path.abspath(path)
-    source = getattr(jit, "src", "") or ""
-    name = fn.__name__
-    # Module level in its own globals: wherever the module lives (sys.modules or not, __main__,
-    # an exec'd namespace).
-    module_level = _jit.unwrap(fn.__globals__.get(name))[0] is jit
-    return {
-        "file": path,
-        "function": name,
-        "module": fn.__module__ or "",
-        "line": fn.__code__.co_firstlineno,
-        "digest": hashlib.sha256(source.encode()).hexdigest(),
-        "module_level": module_level,
-    }
-
-
-def _globals(jit):
-    """The module-level plain values and constexprs the kernel body names: what Triton's own
-    compile reads from its globals, so a compile from the file sees what the host code saw."""
-    import triton.language as tl
-
-    fn = jit.fn
-    names = set()
-    stack = [fn.__code__]
-    while stack:
-        code = stack.pop()
-        names.update(code.co_names)
-        stack.extend(c for c in code.co_consts if hasattr(c, "co_names"))
-    found = {}
-    for name in sorted(names):
-        if name not in fn.__globals__:
-            continue
-        value = fn.__globals__[name]
-        if isinstance(value, tl.constexpr):
-            value = value.value
-        if _wide_int(value, 2**64):
-            # For the report only (the scope file carries it exactly): JSON readers take
-            # 64-bit ints, and a long one may not even convert to text.
-            continue
-        if value is None or isinstance(value, (bool, int, float, str)):
-            found[name] = value
-        elif isinstance(value, tl.dtype):
-            try:
-                found[name] = _constexpr(value)
-            except _Unsupported:
-                continue
-    return found
-
-
-def _grid(grid, bound):
-    if grid is None:
-        return None
-    if callable(grid):
-        grid = grid(bound)
-    if isinstance(grid, int):
-        grid = (grid,)
-    return [int(g) for g in grid]
-
-
 def marked(error, *marks):
     """The error in ``error``'s chain (what it was raised from, and during) that carries one of
     ``marks`` (``_tilefit_recorded``, ``_tilefit_device_failure``), or None."""
@@ -529,7 +374,7 @@ def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
         else _user_frame(sys._getframe(1))
     )
     record = {
-        "kernel": _kernel_info(jit),
+        "kernel": _records.kernel_info(jit),
         "caller": {"file": caller[0], "line": caller[1]} if caller else None,
         "chain": outer["chain"]
         if outer and outer.get("chain")
@@ -562,29 +407,31 @@ def capture_run(recorder, emulation, jit, args, kwargs, grid, warmup):
                 values[param.name] = param.default
         missing = [p.name for p in jit.params if p.name not in values]
         if missing:
-            raise _Unsupported(f"the launch passes no value for {', '.join(missing)}")
+            raise _records.Unsupported(
+                f"the launch passes no value for {', '.join(missing)}"
+            )
         arguments, constexprs = {}, {}
         for param in jit.params:
             value = values[param.name]
             if param.is_constexpr:
                 try:
-                    constexprs[param.name] = _constexpr(value)
-                except _Unsupported as why:
-                    raise _Unsupported(f"`{param.name}`: {why}") from None
+                    constexprs[param.name] = _records.constexpr(value)
+                except _records.Unsupported as why:
+                    raise _records.Unsupported(f"`{param.name}`: {why}") from None
             else:
-                arguments[param.name] = _argument(param.name, value)
+                arguments[param.name] = _records.argument(param.name, value)
         record["args"] = arguments
         record["constexprs"] = constexprs
         record["options"] = {
-            k: _constexpr(v) for k, v in options.items() if v is not None
+            k: _records.constexpr(v) for k, v in options.items() if v is not None
         }
-        record["globals"] = _globals(jit)
-        record["grid"] = None if warmup else _grid(grid, values)
+        record["globals"] = _records.globals_of(jit)
+        record["grid"] = None if warmup else _records.grid_of(grid, values)
         text, digest = _scope.scope_file(jit)
         record["kernel"]["scope"] = digest
         if recorder is not None:
             recorder.scopes.setdefault(digest, text)
-    except _Unsupported as why:
+    except _records.Unsupported as why:
         record["unsupported"] = str(why)
     except _scope.NotCarried as why:
         record["unsupported"] = f"its scope cannot be carried to a compile: {why}"
@@ -659,26 +506,46 @@ def _autotuned_bench(original, recorder, emulation):
 def install(recorder, emulation):
     """Record every launch into ``recorder`` instead of running it, under ``emulation`` (what
     :func:`tilefit._emulation.install` returned)."""
-    global _INSTALLED
-    _INSTALLED = recorder
-    _emulation.ON_STOP.append(lambda error: recorder.stop(error, here=True))
-    _values.ON_VALUE.append(recorder.value_read)
+    run = _state.RUN
+    run.recorder = recorder
+    run.on_stop.append(lambda error: recorder.stop(error, here=True))
+    run.on_value.append(recorder.value_read)
     from triton.runtime import autotuner
     from triton.runtime.jit import JITFunction
 
     def run(self, *args, grid=None, warmup=False, **kwargs):
         return capture_run(recorder, emulation, self, args, kwargs, grid, warmup)
 
-    JITFunction.run = run
-    autotuner.Autotuner.run = _autotuned_run(autotuner.Autotuner.run, recorder)
-    autotuner.Autotuner._bench = _autotuned_bench(
-        autotuner.Autotuner._bench, recorder, emulation
+    REGISTRY.replace(
+        JITFunction, "run", run, "each launch is recorded and judged, not run"
+    )
+    REGISTRY.replace(
+        autotuner.Autotuner,
+        "run",
+        _autotuned_run(autotuner.Autotuner.run, recorder),
+        "an autotuned launch records the configs it tries as one launch",
+    )
+    REGISTRY.replace(
+        autotuner.Autotuner,
+        "_bench",
+        _autotuned_bench(autotuner.Autotuner._bench, recorder, emulation),
+        "benchmarking a config times nothing under emulation",
     )
 
     # An engine's own Autotuner subclass (FlagGems' LibTuner) that overrides `run` is wrapped the
     # same way when it is defined, so the configs it tries are one launch's, not launches.
     def wrap_subclass(cls, **kwargs):
         if "run" in cls.__dict__:
-            cls.run = _autotuned_run(cls.__dict__["run"], recorder)
+            REGISTRY.replace(
+                cls,
+                "run",
+                _autotuned_run(cls.__dict__["run"], recorder),
+                "an engine's Autotuner subclass records its configs as one launch",
+            )
 
-    autotuner.Autotuner.__init_subclass__ = classmethod(wrap_subclass)
+    REGISTRY.replace(
+        autotuner.Autotuner,
+        "__init_subclass__",
+        classmethod(wrap_subclass),
+        "an engine's Autotuner subclass that overrides run is wrapped when defined",
+    )

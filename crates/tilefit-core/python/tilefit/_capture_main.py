@@ -48,12 +48,15 @@ def main(argv):
     from tilefit import (
         _audit,
         _capture,
+        _children,
         _emulation,
         _inductor,
         _lifetime,
         _processes,
+        _state,
         _system,
     )
+    from tilefit._patches import REGISTRY
 
     emulation = _emulation.install(device)
     # The system's view too: the vendor tools first on PATH, NVML and amdsmi patched on import.
@@ -68,13 +71,20 @@ def main(argv):
         print(f"tilefit capture: {error}", file=sys.stderr)
         return 4
     _system.install_libraries(device)
-    os.environ["TILEFIT_CAPTURE_EVENTS"] = os.path.abspath(out) + ".events"
+    REGISTRY.set_item(
+        os.environ,
+        "TILEFIT_CAPTURE_EVENTS",
+        os.path.abspath(out) + ".events",
+        "tilefit.emulate.call's events go beside the records",
+        where="os.environ",
+    )
     # The tests of a suite this process runs, and where its progress goes (a split run): read
     # once here, so the script's own child processes never see them.
-    _capture.TESTS = os.environ.pop("TILEFIT_CAPTURE_TESTS", None)
-    _capture.PROGRESS = os.environ.pop("TILEFIT_CAPTURE_PROGRESS", None)
+    run = _state.RUN
+    run.tests = os.environ.pop("TILEFIT_CAPTURE_TESTS", None)
+    run.progress = os.environ.pop("TILEFIT_CAPTURE_PROGRESS", None)
     key = _read_key()
-    if module == "pytest" and _capture.TESTS is not None:
+    if module == "pytest" and run.tests is not None:
         args = _with_plugin(args)
     if module == "pytest" and "no:cacheprovider" not in args:
         # pytest's cache (`.pytest_cache` in the suite's root) would be a trace of the capture.
@@ -84,18 +94,15 @@ def main(argv):
     _inductor.install(recorder, emulation)
     recorder.begin_call(module or os.path.basename(script))
     code = 0
-    if module:
-        sys.argv = [module, *args]
-        sys.path.insert(0, os.getcwd())
-        _capture.USER_ROOTS.append(os.getcwd() + os.sep)
-    else:
-        sys.argv = [script, *args]
-        sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
-        _capture.USER_ROOTS.append(os.path.dirname(os.path.abspath(script)) + os.sep)
+    folder = os.getcwd() if module else os.path.dirname(os.path.abspath(script))
+    why = "the script runs as `python SCRIPT` or `python -m MODULE` would run it"
+    REGISTRY.replace(sys, "argv", [module or script, *args], why)
+    REGISTRY.insert(sys.path, 0, folder, why, where="sys.path")
+    _capture.add_user_root(folder + os.sep)
     # Every thread and child process of the run: the records are written at exit, once Python
     # has joined the threads still running and multiprocessing its children.
-    _processes.child_environment(
-        device_file, os.path.abspath(out) + ".d", _capture.USER_ROOTS, scratch
+    _children.child_environment(
+        device_file, os.path.abspath(out) + ".d", run.user_roots, scratch
     )
     _processes.install(recorder, emulation, out=os.path.abspath(out), key=key)
     # What leaves the script's tree without the run's mark is reparented here, and ended at exit.
@@ -142,10 +149,18 @@ def _short_temp():
     import shutil
     import tempfile
 
+    from tilefit._patches import REGISTRY
+
     if len(tempfile.gettempdir()) <= 60 or not os.path.isdir("/tmp"):
         return None
     short = tempfile.mkdtemp(prefix="pymp-", dir="/tmp")
-    multiprocessing.process.current_process()._config["tempdir"] = short
+    REGISTRY.set_item(
+        multiprocessing.process.current_process()._config,
+        "tempdir",
+        short,
+        "a fork server's socket path must fit in 108 bytes",
+        where="multiprocessing's config",
+    )
     atexit.register(shutil.rmtree, short, True)
     return short
 

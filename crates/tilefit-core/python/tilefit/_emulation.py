@@ -21,17 +21,13 @@ import sys
 import threading
 from typing import ClassVar
 
-from tilefit import _cubin, _values
-
-#: The process's :class:`Emulation` once :func:`install` made it: torch and Triton are patched
-#: process-wide, so there is one per process. The patches hold it themselves; this answers the
-#: public API's questions (:func:`installed`).
-_INSTALLED = None
+from tilefit import _cubin, _state, _values
+from tilefit._patches import REGISTRY
 
 
 def installed():
     """This process's :class:`Emulation`, or None when it is not emulating."""
-    return _INSTALLED
+    return _state.RUN.emulation
 
 
 #: What ``torch.version.hip`` reads under a HIP target: HIP's version is not a property of the
@@ -39,14 +35,9 @@ def installed():
 HIP_VERSION = "tilefit-emulated"
 
 
-#: Called with each exception that stops host code (a value the table lacks, real data needed),
-#: where it is raised: a script that catches it cannot hide it (``_capture`` records it).
-ON_STOP = []
-
-
 def stopped_here(error):
     """Tell the recorder that ``error`` stops the host code here, before it is raised."""
-    for callback in ON_STOP:
+    for callback in _state.RUN.on_stop:
         callback(error)
 
 
@@ -253,30 +244,36 @@ def _patch_torch(device):
     def device_minor():
         return props.minor
 
+    why = "the device query answers for the emulated device (torch's own callers keep the real one)"
     for name, fake in emulated.items():
         real = getattr(cuda, name, None)
-        if real is None:
-            setattr(cuda, name, fake)
-        else:
-            setattr(cuda, name, _caller_aware(real, fake))
-    cuda.Stream = _Stream
-    cuda.Event = _Event
-    cuda.stream = _DeviceContext
-    cuda.device = _DeviceContext
+        REGISTRY.replace(
+            cuda, name, fake if real is None else _caller_aware(real, fake), why
+        )
+    why = "no stream, event or device switch exists without a GPU: stand-ins that do nothing"
+    REGISTRY.replace(cuda, "Stream", _Stream, why)
+    REGISTRY.replace(cuda, "Event", _Event, why)
+    REGISTRY.replace(cuda, "stream", _DeviceContext, why)
+    REGISTRY.replace(cuda, "device", _DeviceContext, why)
+    why = "host code asks torch.version which backend it runs on"
     if device["backend"] == "hip":
-        torch.version.hip = HIP_VERSION
-        torch.version.cuda = None
+        REGISTRY.replace(torch.version, "hip", HIP_VERSION, why)
+        REGISTRY.replace(torch.version, "cuda", None, why)
     else:
-        torch.version.hip = None
+        REGISTRY.replace(torch.version, "hip", None, why)
         if torch.version.cuda is None:
-            torch.version.cuda = HIP_VERSION
+            REGISTRY.replace(torch.version, "cuda", HIP_VERSION, why)
     _values.install(FakeTensorMode)
     _record_stops_at_dispatch(FakeTensorMode)
     _swap_fake_parameters(torch)
     _patch_dtype_support(torch, device)
     mode = FakeTensorMode(allow_non_fake_inputs=True)
     _values.follow(mode)
-    mode.__enter__()
+    REGISTRY.enter(
+        mode,
+        "tensors are FakeTensors: shapes, strides and dtypes without storage",
+        where="FakeTensorMode",
+    )
     return mode
 
 
@@ -308,7 +305,12 @@ def _swap_fake_parameters(torch):
             names["weakref"] = saved
 
     swap_tensors.__doc__ = real.__doc__
-    torch.utils.swap_tensors = swap_tensors
+    REGISTRY.replace(
+        torch.utils,
+        "swap_tensors",
+        swap_tensors,
+        "model.to('cuda') swaps FakeTensor parameters that FakeTensor's caches point at",
+    )
 
 
 def _patch_dtype_support(torch, device):
@@ -326,9 +328,10 @@ def _patch_dtype_support(torch, device):
             return any(arch in device["arch"] for arch in ("gfx94", "gfx95"))
         return major >= 8
 
-    torch.cuda.is_bf16_supported = is_bf16_supported
+    why = "torch's own answer reads the driver"
+    REGISTRY.replace(torch.cuda, "is_bf16_supported", is_bf16_supported, why)
     if hasattr(torch.cuda, "is_tf32_supported"):
-        torch.cuda.is_tf32_supported = is_tf32_supported
+        REGISTRY.replace(torch.cuda, "is_tf32_supported", is_tf32_supported, why)
 
 
 #: The FakeTensor exceptions that mean the host code needs real data.
@@ -352,7 +355,12 @@ def _record_stops_at_dispatch(mode_class):
                 stopped_here(error)
             raise
 
-    mode_class.dispatch = dispatch
+    REGISTRY.replace(
+        mode_class,
+        "dispatch",
+        dispatch,
+        "an op that needs real data is recorded where it raises (a try/except cannot hide it)",
+    )
 
 
 class _DeviceUtils:
@@ -527,25 +535,34 @@ def _patch_triton(emulation):
     import triton.testing
     from triton.runtime import driver
 
-    driver.set_active(EmulatedDriver(emulation))
-    triton.testing.do_bench = emulation.fake_benchmark
+    why = "Triton's driver answers for the emulated target"
+    if "_active" in vars(driver):
+        # The driver set, not read through `active` (which would make one for this machine).
+        REGISTRY.replace(driver, "_active", EmulatedDriver(emulation), why)
+    else:
+        driver.set_active(EmulatedDriver(emulation))
+        REGISTRY.done("triton.runtime.driver.active", why, driver.reset_active)
+    why = "no kernel runs under emulation: a benchmark's timing is a stand-in"
+    REGISTRY.replace(triton.testing, "do_bench", emulation.fake_benchmark, why)
     if hasattr(triton.testing, "do_bench_cudagraph"):
-        triton.testing.do_bench_cudagraph = emulation.fake_benchmark
+        REGISTRY.replace(
+            triton.testing, "do_bench_cudagraph", emulation.fake_benchmark, why
+        )
 
 
 def install(device):
     """Make this process look as if it ran on ``device`` (a dict of the table's values), and
     return the :class:`Emulation` its patches share. Call it once, before any user module is
     imported; again with the same device, it returns the same emulation."""
-    global _INSTALLED
-    if _INSTALLED is not None:
-        if _INSTALLED.device != device:
+    installed_ = _state.RUN.emulation
+    if installed_ is not None:
+        if installed_.device != device:
             raise RuntimeError(
                 "tilefit's emulation is already installed for another device: use one "
                 "process per target"
             )
-        return _INSTALLED
-    emulation = _INSTALLED = Emulation(device)
+        return installed_
+    emulation = _state.begin().emulation = Emulation(device)
     emulation.mode = _patch_torch(emulation.device)
     _patch_triton(emulation)
     from tilefit import _autograd

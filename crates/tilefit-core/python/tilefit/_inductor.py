@@ -37,13 +37,12 @@ from __future__ import annotations
 
 import copy
 import importlib.abc
-import os
-import re
 import sys
 import traceback
 import warnings
 
-from tilefit import _capture, _emulation
+from tilefit import _capture, _emulation, _generated
+from tilefit._patches import REGISTRY
 
 #: torch releases (major.minor) whose Inductor this module was run against.
 TESTED_TORCH = ("2.11", "2.15")
@@ -51,10 +50,18 @@ TESTED_TORCH = ("2.11", "2.15")
 
 def _device_interface(module, _recorder, _emulation_):
     cuda = module.CudaInterface
-    cuda.exchange_device = staticmethod(lambda device: 0)
-    cuda.maybe_exchange_device = staticmethod(lambda device: 0)
+    why = (
+        "Inductor's device interface switches devices through the driver: one device, 0"
+    )
+    REGISTRY.replace(cuda, "exchange_device", staticmethod(lambda device: 0), why)
+    REGISTRY.replace(cuda, "maybe_exchange_device", staticmethod(lambda device: 0), why)
     # Bound to the C++ stream query at import; a max-autotune choice's launch asks it.
-    cuda.get_raw_stream = staticmethod(lambda device=None: 0)
+    REGISTRY.replace(
+        cuda,
+        "get_raw_stream",
+        staticmethod(lambda device=None: 0),
+        "a max-autotune choice's launch asks the driver for its stream",
+    )
 
 
 def _compile_fx(module, recorder, _emulation_):
@@ -75,7 +82,7 @@ def _compile_fx(module, recorder, _emulation_):
                 error, "_tilefit_recorded", "_tilefit_device_failure"
             )
             if _emulation.stop_reason(error) is None and known is None:
-                where = _capture._user_frame(_call_site(sys._getframe(1)))
+                where = _capture._user_frame(_generated.call_site(sys._getframe(1)))
                 recorder.errors.append(
                     {
                         "call": recorder.current_call,
@@ -89,30 +96,54 @@ def _compile_fx(module, recorder, _emulation_):
                 error._tilefit_recorded = True
             raise
 
-    module._compile_fx_inner = compile_fx_inner
+    REGISTRY.replace(
+        module,
+        "_compile_fx_inner",
+        compile_fx_inner,
+        "a compile that fails under the emulation is recorded where it fails",
+    )
 
 
 def _config(module, _recorder, _emulation_):
-    module.use_static_cuda_launcher = False
-    module.compile_threads = 1
-    # max-autotune's choices are judged in this process (a tuning subprocess would not inherit
-    # the emulation).
-    module.autotune_in_subproc = False
+    REGISTRY.replace(
+        module,
+        "use_static_cuda_launcher",
+        False,
+        "the static launcher loads kernels through the driver",
+    )
+    REGISTRY.replace(
+        module,
+        "compile_threads",
+        1,
+        "compile workers in other processes would not inherit the emulation",
+    )
+    REGISTRY.replace(
+        module,
+        "autotune_in_subproc",
+        False,
+        "max-autotune's choices are judged in this process, which emulates the device",
+    )
     # Choosing between a template with its epilogue fused and without runs both on random
     # tensors; under capture the template keeps its epilogue (Inductor's choice without the
     # benchmark), and the timings it would report are stand-ins, not shown.
     # (torch 2.15 renamed it: setting the old name warns there.)
+    why = "the template keeps its epilogue: Inductor's choice without the benchmark"
     if hasattr(module, "benchmark_template_fusion"):
-        module.benchmark_template_fusion = False
+        REGISTRY.replace(module, "benchmark_template_fusion", False, why)
     else:
-        module.benchmark_epilogue_fusion = False
-    # Each selection is judged where it is made: a cached timing would hide its choices.
-    module.autotune_local_cache = False
-    module.max_autotune_report_choices_stats = False
+        REGISTRY.replace(module, "benchmark_epilogue_fusion", False, why)
+    why = "each selection is judged where it is made: a cached timing would hide its choices"
+    REGISTRY.replace(module, "autotune_local_cache", False, why)
+    REGISTRY.replace(module, "max_autotune_report_choices_stats", False, why)
 
 
 def _helpers(module, _recorder, _emulation_):
-    module.set_driver_to_gpu = lambda: None
+    REGISTRY.replace(
+        module,
+        "set_driver_to_gpu",
+        lambda: None,
+        "Triton's driver is the emulated one already",
+    )
 
 
 def _joint_graph(module, _recorder, _emulation_):
@@ -126,7 +157,12 @@ def _joint_graph(module, _recorder, _emulation_):
         with _OnHost():
             return run(self, *args, **kwargs)
 
-    folder.run = run_
+    REGISTRY.replace(
+        folder,
+        "run",
+        run_,
+        "the pass computes the graph's uniform constants on the host",
+    )
 
 
 def _on_host_mode():
@@ -160,7 +196,12 @@ def _heuristics(module, recorder, emulation):
     # torch 2.11 times a mix-order reduction's split size under max-autotune; timing needs the
     # device, so the heuristic's size (for the device's SM count) is kept and its kernel judged.
     split = staticmethod(lambda _fn, init, *_args, **_kwargs: init)
-    module.CoordescTuner.autotune_single_field = split
+    REGISTRY.replace(
+        module.CoordescTuner,
+        "autotune_single_field",
+        split,
+        "timing a split size needs the device: the heuristic's size is kept",
+    )
     tuner = module.CachingAutotuner
     init, precompile = tuner.__init__, tuner.precompile
 
@@ -181,7 +222,9 @@ def _heuristics(module, recorder, emulation):
         except Exception as error:
             # On the device, the compile fails here; under capture the kernel's configs are still
             # recorded at its launch (each judged: none fits), and the script goes on.
-            failed_retry = self._tilefit_retry is not None and _out_of_resources(error)
+            failed_retry = (
+                self._tilefit_retry is not None and _generated.out_of_resources(error)
+            )
             if "No valid triton configs" not in str(error) and not failed_retry:
                 raise
             self._tilefit_no_valid = f"{type(error).__name__}: {error}"
@@ -197,14 +240,26 @@ def _heuristics(module, recorder, emulation):
             # A kernel first loaded at its launch compiles there, as its own run does (torch
             # 2.15's max-autotune loads each choice's module afresh to run it).
             precompile_(self)
-        _record(recorder, emulation, self, args, kwargs)
+        _generated.record(recorder, emulation, self, args, kwargs)
 
-    tuner.__init__ = __init__
-    tuner.precompile = precompile_
-    tuner.run = run
+    REGISTRY.replace(
+        tuner, "__init__", __init__, "the configs Inductor chose are kept to be judged"
+    )
+    REGISTRY.replace(
+        tuner,
+        "precompile",
+        precompile_,
+        "a kernel none of whose configs fits is judged at its launch, as on the device",
+    )
+    REGISTRY.replace(tuner, "run", run, "each launch is recorded and judged, not run")
     scale = getattr(tuner, "_dynamic_scale_rblock", None)
     if scale is not None:
-        tuner._dynamic_scale_rblock = _rescaled(scale)
+        REGISTRY.replace(
+            tuner,
+            "_dynamic_scale_rblock",
+            _rescaled(scale),
+            "the configs the register check adds are judged too",
+        )
     retry = getattr(tuner, "compile_by_disabling_pipelining", None)
     if retry is not None:
         # Newer torch (2.15) retries a kernel none of whose configs loads at num_stages=1
@@ -228,7 +283,12 @@ def _heuristics(module, recorder, emulation):
                 )
             return launcher
 
-        tuner.compile_by_disabling_pipelining = compile_by_disabling_pipelining
+        REGISTRY.replace(
+            tuner,
+            "compile_by_disabling_pipelining",
+            compile_by_disabling_pipelining,
+            "the config retried at num_stages=1 is judged beside the one that failed",
+        )
 
 
 def _rescaled(scale):
@@ -267,22 +327,6 @@ def _rescaled(scale):
     return _dynamic_scale_rblock
 
 
-def _out_of_resources(error):
-    return type(error).__name__ in ("OutOfResources", "OutOfMemoryError")
-
-
-#: The max-autotune selections being judged, innermost last: each Triton template choice's launch
-#: is one candidate of the selection's group.
-_SELECTIONS = []
-
-#: What Inductor raises where no choice of a selection without an ATen fallback fits (its
-#: precompile marks each failed; Python 3.12's threaded precompile path).
-_NO_VALID_CHOICES = (
-    "NoValidChoicesError: No choices to select. Provided reason: All choices failed to compile "
-    "for backend."
-)
-
-
 def _select_algorithm(module, recorder, emulation):
     """max-autotune: every choice of a selection is judged on the device, never benchmarked.
 
@@ -296,300 +340,30 @@ def _select_algorithm(module, recorder, emulation):
     in_process = cache.benchmark_in_current_process.__func__
 
     def benchmark_in_current_process(cls, choices, *args, **kwargs):
-        with _fake_mode():
+        with _generated.fake_mode():
             return in_process(cls, choices, *args, **kwargs)
 
     def benchmark_choices(cls, choices, autotune_args, is_collective=False):
-        return _judge_choices(recorder, cls, choices, autotune_args)
+        return _generated.judge_choices(recorder, cls, choices, autotune_args)
 
-    cache.benchmark_in_current_process = classmethod(benchmark_in_current_process)
-    cache.benchmark_choices = classmethod(benchmark_choices)
-    # Its table of timings would show the stand-ins as milliseconds.
-    cache.log_results = staticmethod(lambda *args, **kwargs: None)
-
-
-def _fake_mode():
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    return FakeTensorMode(allow_non_fake_inputs=True)
-
-
-def _judge_choices(recorder, cls, choices, autotune_args):
-    from torch._inductor.select_algorithm import TritonTemplateCaller
-
-    triton = [c for c in choices if isinstance(c, TritonTemplateCaller)]
-    # What runs where no Triton choice fits: ATen's kernels, and any other choice Inductor
-    # offers (a decomposition, which is its own graph).
-    extern = [c for c in choices if not isinstance(c, TritonTemplateCaller)]
-    recorder._next_group += 1
-    site = _call_site(sys._getframe(2))
-    keys = sorted(
-        {
-            str(k)
-            for c in triton
-            for k in (getattr(c, "log_info", None) or {})
-            if str(k) in _CHOICE_KEYS
-        }
+    REGISTRY.replace(
+        cache,
+        "benchmark_in_current_process",
+        classmethod(benchmark_in_current_process),
+        "a choice's benchmark inputs are FakeTensors",
     )
-    selection = {
-        "id": recorder._next_group,
-        "caller": _capture._user_frame(site),
-        "chain": _capture._chain(site),
-        "choices": {
-            "op": _op(triton[0]) if triton else None,
-            "of": len(choices),
-            "triton": len(triton),
-            "fallback": _fallback(extern),
-        },
-        "keys": keys,
-    }
-    timings = {}
-    _SELECTIONS.append(selection)
-    recorder._benchmarking += 1
-    try:
-        for choice in choices:
-            timings[choice] = _judge_choice(cls, choice, autotune_args)
-    finally:
-        recorder._benchmarking -= 1
-        _SELECTIONS.pop()
-    fitting = [c for c in triton if timings[c] == _FITS]
-    if not fitting and not extern and triton:
-        # On the device the compile fails here: the selection's launches say so, and the
-        # compile fails as it does there (recorded: not an error of the emulation).
-        for record in selection.get("records", []):
-            record["inductor"]["no_valid_configs"] = _NO_VALID_CHOICES
-        from torch._inductor.select_algorithm import NoValidChoicesError
-
-        error = NoValidChoicesError(_NO_VALID_CHOICES.split(": ", 1)[1])
-        error._tilefit_device_failure = True
-        raise error
-    return timings
-
-
-#: Stand-in timings that make the selection deterministic: a Triton choice that fits, then the
-#: ATen kernel, then anything else Inductor offers (a decomposition, run as its own graph).
-_FITS, _ATEN, _OTHER = 1.0, 2.0, 3.0
-
-#: The names a template choice's configuration sets, as its log info names them.
-_CHOICE_KEYS = ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "num_stages", "num_warps")
-
-
-def _op(choice):
-    """A choice's template (``triton_mm`` of ``triton_mm_4``)."""
-    name = str(getattr(choice, "name", "") or "")
-    head, _, tail = name.rpartition("_")
-    return head if tail.isdigit() and head else name or None
-
-
-def _fallback(extern):
-    from torch._inductor.select_algorithm import ExternKernelCaller
-
-    names = [
-        ("ATen " if isinstance(c, ExternKernelCaller) else "")
-        + str(getattr(c, "name", None) or type(c).__name__)
-        for c in extern
-    ]
-    return ", ".join(names) or None
-
-
-def _judge_choice(cls, choice, autotune_args):
-    from torch._inductor.select_algorithm import (
-        ExternKernelCaller,
-        TritonTemplateCaller,
+    REGISTRY.replace(
+        cache,
+        "benchmark_choices",
+        classmethod(benchmark_choices),
+        "every choice is judged on the device, never benchmarked",
     )
-
-    if isinstance(choice, ExternKernelCaller):
-        return _ATEN
-    if not isinstance(choice, TritonTemplateCaller):
-        return _OTHER
-    inputs, output = autotune_args.get_benchmark_tensors(False).unpack()
-    request = choice.bmreq
-    try:
-        request.precompile()
-    except Exception:  # noqa: BLE001 (a choice that fails its compile is skipped, as on the device)
-        return float("inf")
-    with _fake_mode():
-        run = request.make_run_fn(*inputs, out=output)
-        selection = _SELECTIONS[-1]
-        selection["choice"] = choice
-        selection["autotuner"] = None
-        run()
-    autotuner = selection["autotuner"]
-    if autotuner is None:
-        # The choice launched nothing tilefit saw: it is not judged, and not taken.
-        return float("inf")
-    return float("inf") if autotuner._tilefit_no_valid else _FITS
-
-
-def _kind(autotuner):
-    meta = getattr(autotuner, "inductor_meta", None) or {}
-    heuristic = getattr(getattr(autotuner, "heuristic_type", None), "name", None)
-    if meta.get("persistent_reduction"):
-        return "persistent-reduction"
-    return (heuristic or "unknown").lower().replace("_", "-")
-
-
-#: Dynamo's entry: the user's call of a compiled function or module is above its frames (below
-#: them runs the compiled code, whose frames carry the function's own file and first line).
-_DYNAMO_ENTRY = os.sep + os.path.join("torch", "_dynamo", "eval_frame.py")
-
-
-def _call_site(frame):
-    """The frame to look for the user's call from: the caller of the outermost Dynamo entry on
-    the stack, or ``frame`` itself when the launch did not come through one."""
-    start, walk = frame, frame
-    while walk is not None:
-        if walk.f_code.co_filename.endswith(_DYNAMO_ENTRY):
-            start = walk.f_back
-        walk = walk.f_back
-    return start or frame
-
-
-def _record(recorder, emulation, autotuner, args, kwargs):
-    """Record one launch of an Inductor kernel: each config it would try, as candidates of one
-    group (one config: the fixed launch)."""
-    # The configs Inductor halved after the load are tried beside the ones it listed.
-    rescaled = {id(config): why for config, why in autotuner._tilefit_rescaled}
-    configs = list(autotuner._tilefit_configs) + [
-        c for c, _ in autotuner._tilefit_rescaled
-    ]
-    retry = autotuner._tilefit_retry
-    if retry is not None:
-        # The config that failed and the one Inductor retried it as: the kernel survives where
-        # the retry fits.
-        configs.append(retry["config"])
-    selection = _SELECTIONS[-1] if _SELECTIONS else None
-    if selection is not None:
-        group = selection
-        selection["autotuner"] = autotuner
-    else:
-        recorder._next_group += 1
-        site = _call_site(sys._getframe(2))
-        group = {
-            "id": recorder._next_group,
-            "caller": _capture._user_frame(site),
-            "chain": _capture._chain(site),
-        }
-    several = len(configs) > 1 or selection is not None
-    recorder._group.append(group)
-    start = len(recorder.launches)
-    if several:
-        recorder._benchmarking += 1
-    try:
-        for config in configs:
-            # What Inductor's compile passes (`_create_compile_options`): the config's warps
-            # and stages; num_ctas and maxnreg stay Triton's defaults there.
-            options = {"num_warps": config.num_warps, "num_stages": config.num_stages}
-            kernel_args, grid = _args_grid(autotuner, args, config)
-            _capture.capture_run(
-                recorder,
-                emulation,
-                autotuner.fn,
-                kernel_args,
-                {**kwargs, **config.kwargs, **options},
-                grid,
-                False,
-            )
-    finally:
-        if several:
-            recorder._benchmarking -= 1
-        recorder._group.pop()
-    meta = getattr(autotuner, "inductor_meta", None) or {}
-    keys = sorted({str(k) for c in configs for k in (c.kwargs or {})})
-    for config, record in zip(configs, recorder.launches[start:]):
-        if selection is not None:
-            # One choice of a max-autotune selection: a candidate among the selection's Triton
-            # choices.
-            record["autotune"] = {
-                "group": group["id"],
-                "role": "candidate",
-                "configs": selection["choices"]["triton"],
-                "tried": selection["choices"]["triton"],
-                "keys": selection["keys"],
-            }
-            selection.setdefault("records", []).append(record)
-        elif several:
-            record["autotune"] = {
-                "group": group["id"],
-                "role": "candidate",
-                "configs": len(configs),
-                "tried": len(configs),
-                "keys": keys,
-            }
-        else:
-            # One config (a template's table entry, a heuristic's one choice): a fixed launch.
-            record.pop("autotune", None)
-        retried = retry is not None and config is retry["config"]
-        record["inductor"] = {
-            "kernel": meta.get("kernel_name") or autotuner.fn.__name__,
-            "kind": _kind(autotuner),
-            "source": autotuner.fn.fn.__code__.co_filename,
-            "shared": retry["shared"]
-            if retried
-            else autotuner._tilefit_shared.get(id(config)),
-            "no_valid_configs": autotuner._tilefit_no_valid,
-            "tiles": _tiles(autotuner.fn),
-        }
-        if retry is not None:
-            record["inductor"]["retry"] = {"num_stages": 1}
-        if id(config) in rescaled:
-            record["inductor"]["rescaled"] = rescaled[id(config)]
-        if selection is not None:
-            # A choice's module names its kernel by a placeholder: the choice's own name.
-            chosen = selection.get("choice")
-            record["inductor"]["kernel"] = (
-                getattr(chosen, "name", None) or autotuner.fn.__name__
-            )
-            record["inductor"]["kind"] = "template-choice"
-            record["inductor"]["choices"] = dict(selection["choices"])
-            record["inductor"]["choice"] = getattr(chosen, "description", None)
-
-
-#: A template's tile sizes, as its generated source sets them (constants of the kernel's body,
-#: not arguments): ``BLOCK_M : tl.constexpr = 128``.
-_TILE = re.compile(r"^\s+(BLOCK_[A-Z0-9_]+)\s*:\s*tl\.constexpr\s*=\s*(\d+)\s*$", re.M)
-
-
-def _tiles(jit):
-    """The tile sizes a generated kernel's source sets in its body (a template's config)."""
-    source = getattr(jit, "src", None) or ""
-    return {name: int(value) for name, value in _TILE.findall(source)}
-
-
-def _args_grid(autotuner, args, config):
-    """The kernel's own arguments (a template's launch passes its grid after them) and the grid
-    Inductor computes for ``config`` (None where it cannot say)."""
-    meta = getattr(autotuner, "inductor_meta", None) or {}
-    extra = list(meta.get("extra_launcher_args", ()))
-    kernel_args = args[: -len(extra)] if extra else args
-    try:
-        _args, grid = autotuner._interpret_args_grid(args, config)
-    except ImportError:
-        # Its signature filter imports Triton's interpreter, which needs numpy (not a torch
-        # dependency): the same filter, without it.
-        grid = _grid_without_interpreter(autotuner, args, config, meta, extra)
-    except Exception:  # noqa: BLE001 (a grid Inductor cannot say is not a reason to lose the launch)
-        grid = None
-    try:
-        return kernel_args, None if grid is None else [int(g) for g in grid]
-    except (TypeError, ValueError):
-        return kernel_args, None
-
-
-def _grid_without_interpreter(autotuner, args, config, meta, extra):
-    from torch._inductor.runtime.triton_heuristics import GridExpr, get_constexprs
-
-    constexprs = set(get_constexprs(autotuner.fn))
-    names = [
-        name
-        for i, name in enumerate(autotuner.triton_meta["signature"])
-        if i not in constexprs
-    ]
-    try:
-        expr = GridExpr.from_meta(meta, config, mode=autotuner.grid_mode)
-        return expr.eval_slow(dict(zip([*names, *extra], args)))
-    except Exception:  # noqa: BLE001 (as above)
-        return None
+    REGISTRY.replace(
+        cache,
+        "log_results",
+        staticmethod(lambda *args, **kwargs: None),
+        "its table of timings would show the stand-ins as milliseconds",
+    )
 
 
 #: Module name -> the patch applied once it is imported.
@@ -647,28 +421,44 @@ def _patch_torch_cuda():
         return torch.zeros(16, dtype=torch.uint8, device="cpu")
 
     cuda = torch.cuda
-    cuda.get_rng_state = rng_state
-    cuda.set_rng_state = lambda new_state, device="cuda": None
-    cuda.get_rng_state_all = lambda: [rng_state()]
-    cuda.set_rng_state_all = lambda states: None
-    cuda._exchange_device = lambda device: 0
-    cuda._maybe_exchange_device = lambda device: 0
+    why = "Dynamo's front door saves and restores the device's random state"
+    REGISTRY.replace(cuda, "get_rng_state", rng_state, why)
+    REGISTRY.replace(cuda, "set_rng_state", lambda new_state, device="cuda": None, why)
+    REGISTRY.replace(cuda, "get_rng_state_all", lambda: [rng_state()], why)
+    REGISTRY.replace(cuda, "set_rng_state_all", lambda states: None, why)
+    why = "the generated modules switch devices through the driver: one device, 0"
+    REGISTRY.replace(cuda, "_exchange_device", lambda device: 0, why)
+    REGISTRY.replace(cuda, "_maybe_exchange_device", lambda device: 0, why)
     guards = torch._C._dynamo.guards
-    guards._empty_strided_cuda = lambda size, stride, dtype, *args, **kwargs: (
-        torch.empty_strided(size, stride, dtype=dtype, device="cuda")
+    REGISTRY.replace(
+        guards,
+        "_empty_strided_cuda",
+        lambda size, stride, dtype, *args, **kwargs: torch.empty_strided(
+            size, stride, dtype=dtype, device="cuda"
+        ),
+        "the generated modules allocate their buffers through the driver",
     )
     # A view made in C++ from a FakeTensor's storage comes out on the meta device: make it
     # through the dispatcher, as the C++ helper does on a device.
-    guards._reinterpret_tensor = lambda tensor, size, stride, offset=0: (
-        tensor.as_strided(size, stride, tensor.storage_offset() + offset)
+    REGISTRY.replace(
+        guards,
+        "_reinterpret_tensor",
+        lambda tensor, size, stride, offset=0: tensor.as_strided(
+            size, stride, tensor.storage_offset() + offset
+        ),
+        "a view of a FakeTensor's storage made in C++ comes out on the meta device",
     )
-    torch._C._cuda_getCurrentRawStream = lambda device: 0
+    why = "the generated modules ask the driver for the current stream"
+    REGISTRY.replace(torch._C, "_cuda_getCurrentRawStream", lambda device: 0, why)
     # Dynamo asks whether a CUDA graph is being captured (torch 2.15's front door): never,
     # under the emulation.
     if hasattr(torch._C, "_cuda_isCurrentStreamCapturing"):
-        torch._C._cuda_isCurrentStreamCapturing = lambda: False
+        why = "no CUDA graph is captured under the emulation"
+        REGISTRY.replace(torch._C, "_cuda_isCurrentStreamCapturing", lambda: False, why)
         # torch.cuda.graphs took the C++ function by name at import.
-        torch.cuda.graphs._cuda_isCurrentStreamCapturing = lambda: False
+        REGISTRY.replace(
+            torch.cuda.graphs, "_cuda_isCurrentStreamCapturing", lambda: False, why
+        )
 
 
 def install(recorder, emulation):
@@ -692,8 +482,45 @@ def install(recorder, emulation):
         message="Accessing the data pointer of FakeTensor",
         category=UserWarning,
     )
+    REGISTRY.done(
+        "warnings.filters",
+        "torch's warning about a FakeTensor's data pointer is about tilefit, not the script",
+        _unfilter(warnings.filters[0]),
+    )
     finder = _Finder(recorder, emulation)
     for name, patch in _PATCHES.items():
         if name in sys.modules:
             patch(sys.modules[name], recorder, emulation)
-    sys.meta_path.insert(0, finder)
+    REGISTRY.insert(
+        sys.meta_path,
+        0,
+        finder,
+        "Inductor's modules are patched as they are imported",
+        where="sys.meta_path",
+    )
+
+
+def _unfilter(entry):
+    """Undo of a warnings filter: ``entry`` removed, and ``warnings`` told its filters changed."""
+
+    def undo():
+        with getattr(warnings, "_lock", None) or _NoLock():
+            for at, held in enumerate(warnings.filters):
+                if held is entry:
+                    del warnings.filters[at]
+                    break
+            for name in ("_filters_mutated_lock_held", "_filters_mutated"):
+                mutated = getattr(warnings, name, None)
+                if mutated is not None:
+                    mutated()
+                    return
+
+    return undo
+
+
+class _NoLock:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False

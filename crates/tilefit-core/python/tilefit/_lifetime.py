@@ -9,6 +9,8 @@ import os
 import select
 import signal
 
+from tilefit._patches import REGISTRY
+
 #: The variable that marks a process as one of the run's.
 ENV_MARK = "TILEFIT_CAPTURE_RUN"
 
@@ -89,7 +91,12 @@ def adopt_orphans():
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
-        pass
+        return
+    REGISTRY.done(
+        "prctl(PR_SET_CHILD_SUBREAPER)",
+        "what leaves the script's tree is reparented here and ended at exit",
+        lambda: libc.prctl(36, 0, 0, 0, 0),
+    )
 
 
 def _processes():
@@ -139,4 +146,9 @@ def end_adopted_at_os_exit():
             end_adopted()
         real_exit(code)
 
-    os._exit = _exit
+    REGISTRY.replace(
+        os,
+        "_exit",
+        _exit,
+        "os._exit runs no exit handler: what was adopted is ended first",
+    )

@@ -10,7 +10,7 @@
   and keeps recording into a records file of its own; a fresh interpreter (a ``spawn`` or
   ``forkserver`` process, ``subprocess`` running ``sys.executable``) installs the same emulation
   before anything else runs, through a ``sitecustomize`` module first on its ``PYTHONPATH``
-  (:func:`child_environment`). Each child writes a start marker and, when it ends, its records,
+  (:func:`_children.child_environment`). Each child writes a start marker and, when it ends, its records,
   into the run's children folder; ``tilefit capture`` joins them to the target's report with the
   process named, and a marker without records (a child killed, or ended by ``os._exit`` before
   tilefit could write) fails the run closed, naming the child.
@@ -34,75 +34,8 @@ import signal
 import sys
 import threading
 
-from tilefit import _audit, _capture, _lifetime, _system
-
-#: What a child process reads to emulate the same device and record into the same run.
-ENV_DEVICE = "TILEFIT_CAPTURE_DEVICE"
-ENV_CHILDREN = "TILEFIT_CAPTURE_CHILDREN"
-ENV_ROOTS = "TILEFIT_CAPTURE_ROOTS"
-#: The run's ``sitecustomize`` folder, for children whose environment the script rebuilt.
-ENV_SITE = "TILEFIT_CAPTURE_SITE"
-#: The call (under pytest, the test) that was running when a child was started.
-ENV_CALL = "TILEFIT_CAPTURE_CALL"
-#: The folder of the run's start slots (:func:`_start_slot`).
-ENV_SLOTS = "TILEFIT_CAPTURE_SLOTS"
-#: The run's mark: tilefit's pid, then the run's own digits (``guests.rs``).
-ENV_MARK = _lifetime.ENV_MARK
-
-#: Python processes that are the machinery of a library, not the user's code: they get no
-#: emulation (multiprocessing's resource tracker, Inductor's compile workers).
-_MACHINERY = (b"multiprocessing.resource_tracker", b"compile_worker")
-
-#: multiprocessing's fork server: emulated (the processes it forks inherit the emulation) but not
-#: a child of its own (it launches nothing; what it forks are).
-_SERVER = b"multiprocessing.forkserver"
-
-#: The ``sitecustomize`` module a child interpreter imports at start-up: the emulation first, then
-#: the environment's own ``sitecustomize``, if it has one.
-_SITECUSTOMIZE = '''"""tilefit capture: a child process of the captured run gets the same emulated device."""
-import os as _os
-
-if _os.environ.get("TILEFIT_CAPTURE_CHILDREN"):
-    from tilefit import _processes as _tilefit_processes
-
-    _tilefit_processes.start_child()
-
-
-def _theirs():
-    import importlib.machinery
-    import importlib.util
-    import sys
-
-    here = _os.path.dirname(_os.path.abspath(__file__))
-    path = [p for p in sys.path if _os.path.abspath(p or ".") != here]
-    spec = importlib.machinery.PathFinder.find_spec("sitecustomize", path)
-    if spec is not None and spec.loader is not None:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-
-
-_theirs()
-'''
-
-
-def child_environment(device_file, children, roots, scratch):
-    """Set this process's environment so the Python children it starts emulate the same device and
-    record into ``children``: the variables, and a ``sitecustomize`` folder first on
-    ``PYTHONPATH``."""
-    os.makedirs(children, exist_ok=True)
-    site = os.path.join(scratch, f"site-{os.getpid()}")
-    os.makedirs(site, exist_ok=True)
-    with open(os.path.join(site, "sitecustomize.py"), "w", encoding="utf-8") as out:
-        out.write(_SITECUSTOMIZE)
-    os.environ[ENV_DEVICE] = os.path.abspath(device_file)
-    os.environ[ENV_CHILDREN] = os.path.abspath(children)
-    os.environ[ENV_ROOTS] = os.pathsep.join(roots)
-    os.environ[ENV_SITE] = site
-    slots = os.path.join(scratch, "slots")
-    os.makedirs(slots, exist_ok=True)
-    os.environ[ENV_SLOTS] = slots
-    existing = os.environ.get("PYTHONPATH")
-    os.environ["PYTHONPATH"] = site + (os.pathsep + existing if existing else "")
+from tilefit import _audit, _capture, _children, _lifetime, _state, _system
+from tilefit._patches import REGISTRY
 
 
 class _Run:
@@ -119,17 +52,14 @@ class _Run:
         self.sign = None
 
 
-_RUN = None
-
-
 def _children_folder():
-    return os.environ.get(ENV_CHILDREN)
+    return os.environ.get(_children.ENV_CHILDREN)
 
 
 def _mark(name, kind, pid=None):
     """A child's start marker: a child that leaves it and no records fails the run, named.
     Written by the child itself, or by its parent as it starts it (``pid``)."""
-    run = _RUN
+    run = _state.RUN.records
     folder = _children_folder()
     if run is None or folder is None:
         return
@@ -144,87 +74,6 @@ def _mark(name, kind, pid=None):
     path = os.path.join(folder, f"child-{pid}.started")
     with open(path, "w", encoding="utf-8") as out:
         out.write(json.dumps({"name": name, "kind": kind}) + "\n")
-
-
-#: The interpreter flags that keep a child from reading ``sitecustomize`` (isolated mode, no
-#: environment, no ``site``): such a child runs without the emulation.
-_UNFOLLOWED_FLAGS = ("I", "E", "S")
-
-
-def _python_child(args, executable):
-    """``(name, followed)`` for a ``subprocess`` child that is this interpreter (not a library's
-    machinery): ``followed`` is False when its flags keep it from the emulation (``-I``, ``-E``,
-    ``-S``). None for any other program."""
-    if isinstance(args, (str, bytes)) or not args:
-        return None
-    args = [os.fsdecode(a) if isinstance(a, bytes) else str(a) for a in args]
-    program = os.fsdecode(executable) if executable else args[0]
-    try:
-        same = os.path.realpath(program) == os.path.realpath(sys.executable)
-    except (OSError, ValueError):
-        same = False
-    if not same:
-        return None
-    if any(part in a.encode() for a in args for part in _MACHINERY):
-        return None
-    followed = True
-    rest = args[1:]
-    while rest and rest[0].startswith("-") and rest[0] not in ("-c", "-m"):
-        flags = rest[0]
-        if not flags.startswith("--") and any(
-            f in flags[1:] for f in _UNFOLLOWED_FLAGS
-        ):
-            followed = False
-        # Flags that take a value (`-W x`, `-X y`) keep it in the next word.
-        rest = rest[2:] if flags in ("-W", "-X", "-Q") else rest[1:]
-    if not rest:
-        name = "python"
-    elif rest[0] == "-c":
-        code = (
-            rest[1].strip().splitlines()[0] if len(rest) > 1 and rest[1].strip() else ""
-        )
-        name = f"python -c {code[:40]!r}" if code else "python -c"
-    elif rest[0] == "-m":
-        name = f"python -m {rest[1]}" if len(rest) > 1 else "python -m"
-    else:
-        name = "python " + os.path.basename(rest[0])
-    return name, followed
-
-
-def _followed_environment(env):
-    """``env`` (a child's own environment, or None for this process's) with the run's variables
-    and its ``sitecustomize`` folder first on ``PYTHONPATH``, so the child emulates what this
-    process emulates even where the script rebuilt its environment. The folders it may write to
-    are the run's, whatever the script put in its environment or in this process's."""
-    allowed = _audit.WRITABLE
-    if env is None:
-        if allowed is None or os.environ.get(_audit.ENV_WRITABLE) == allowed:
-            return None
-        env = os.environ
-    env = dict(env)
-    if allowed is not None:
-        env[_audit.ENV_WRITABLE] = allowed
-    for key in (
-        ENV_DEVICE,
-        ENV_CHILDREN,
-        ENV_ROOTS,
-        ENV_SITE,
-        ENV_CALL,
-        ENV_MARK,
-        "TILEFIT_CAPTURE_EVENTS",
-    ):
-        if key in os.environ and key not in env:
-            env[key] = os.environ[key]
-    site = os.environ.get(ENV_SITE)
-    if site:
-        parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        if site not in parts:
-            env["PYTHONPATH"] = os.pathsep.join([site, *parts])
-    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    parts = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if package not in parts:
-        env["PYTHONPATH"] = os.pathsep.join([*parts, package])
-    return env
 
 
 def _install_subprocess():
@@ -243,12 +92,15 @@ def _install_subprocess():
         child = None
         args, kwargs = _system.to_stand_in(args, kwargs)
         try:
-            child = _python_child(args, kwargs.get("executable"))
+            child = _children.python_child(args, kwargs.get("executable"))
             if child is not None and child[1] and not rest:
-                kwargs["env"] = _followed_environment(kwargs.get("env"))
-            elif kwargs.get("env") is not None and ENV_MARK in os.environ:
+                kwargs["env"] = _children.followed_environment(kwargs.get("env"))
+            elif kwargs.get("env") is not None and _children.ENV_MARK in os.environ:
                 # Any program: it carries the run's mark, so it ends with the run.
-                kwargs["env"] = {**kwargs["env"], ENV_MARK: os.environ[ENV_MARK]}
+                kwargs["env"] = {
+                    **kwargs["env"],
+                    _children.ENV_MARK: os.environ[_children.ENV_MARK],
+                }
         except Exception:  # noqa: BLE001 (the child runs as the script asked)
             child = None
         real(self, args, *rest, **kwargs)
@@ -258,7 +110,12 @@ def _install_subprocess():
             self._tilefit_child = True
 
     __init__._tilefit = True
-    subprocess.Popen.__init__ = __init__
+    REGISTRY.replace(
+        subprocess.Popen,
+        "__init__",
+        __init__,
+        "a Python child emulates the same device and is marked as it starts",
+    )
     handle = getattr(subprocess.Popen, "_handle_exitstatus", None)
     if handle is None:
         return
@@ -282,13 +139,18 @@ def _install_subprocess():
                 pass
         return result
 
-    subprocess.Popen._handle_exitstatus = _handle_exitstatus
+    REGISTRY.replace(
+        subprocess.Popen,
+        "_handle_exitstatus",
+        _handle_exitstatus,
+        "a child's exit status is written beside its records",
+    )
 
 
 def write_records():
     """Write this process's records once: the main process's to the file ``tilefit capture``
     reads, a child's into the children folder."""
-    run = _RUN
+    run = _state.RUN.records
     if run is None:
         return
     with run.lock:
@@ -323,9 +185,13 @@ def _at_exit():
         try:
             sys.modules["multiprocessing.util"]._exit_function()
         except Exception as error:  # noqa: BLE001 (a child that cannot be joined is the report's)
-            _RUN.recorder.raised(error)
+            _state.RUN.records.recorder.raised(error)
     write_records()
-    if _RUN is not None and _RUN.out is not None and os.getpid() == _RUN.pid:
+    if (
+        _state.RUN.records is not None
+        and _state.RUN.records.out is not None
+        and os.getpid() == _state.RUN.records.pid
+    ):
         _lifetime.end_adopted()
 
 
@@ -363,7 +229,12 @@ def _install_threads(recorder, mode):
         finally:
             _leave_mode()
 
-    threading.Thread._bootstrap_inner = _bootstrap_inner
+    REGISTRY.replace(
+        threading.Thread,
+        "_bootstrap_inner",
+        _bootstrap_inner,
+        "each thread runs in the emulation's FakeTensor mode",
+    )
     previous = threading.excepthook
 
     def excepthook(args):
@@ -372,7 +243,12 @@ def _install_threads(recorder, mode):
             recorder.raised(args.exc_value, thread=name)
         return previous(args)
 
-    threading.excepthook = excepthook
+    REGISTRY.replace(
+        threading,
+        "excepthook",
+        excepthook,
+        "the error that ends a thread is recorded",
+    )
 
 
 def _start_method(process):
@@ -420,7 +296,12 @@ def _install_multiprocessing(recorder):
         return code
 
     _bootstrap._tilefit = True
-    process.BaseProcess._bootstrap = _bootstrap
+    REGISTRY.replace(
+        process.BaseProcess,
+        "_bootstrap",
+        _bootstrap,
+        "a multiprocessing child names itself, records its errors and writes its records",
+    )
 
 
 def _install_torch_spawn(recorder):
@@ -443,7 +324,12 @@ def _install_torch_spawn(recorder):
     _wrap._tilefit = True
     _wrap.__module__ = real.__module__
     _wrap.__qualname__ = real.__qualname__
-    spawn._wrap = _wrap
+    REGISTRY.replace(
+        spawn,
+        "_wrap",
+        _wrap,
+        "a torch.multiprocessing.spawn rank's error is recorded before it is handed on",
+    )
 
 
 def _on_terminate(recorder):
@@ -459,7 +345,11 @@ def _on_terminate(recorder):
         os.kill(os.getpid(), signum)
 
     try:
-        signal.signal(signal.SIGTERM, handler)
+        REGISTRY.signal(
+            signal.SIGTERM,
+            handler,
+            "a child asked to end writes what it recorded before it goes",
+        )
     except ValueError:
         pass
 
@@ -473,12 +363,17 @@ def _write_before_os_exit(recorder):
         write_records()
         real_exit(code)
 
-    os._exit = _exit
+    REGISTRY.replace(
+        os,
+        "_exit",
+        _exit,
+        "os._exit runs no exit handler: the records are written first",
+    )
 
 
 def _after_fork_in_child():
-    run = _RUN
-    if run is None:
+    run = _state.RUN.records
+    if run is None or not REGISTRY.active():
         return
     run.written = False
     run.marked = False
@@ -510,15 +405,24 @@ def install(recorder, emulation, out=None, key=""):
     """Record every thread and child process of this process's run into ``recorder``, each thread
     in ``emulation``'s FakeTensor mode (the main process writes to ``out`` at exit, signed with
     ``key``; a child, into the children folder)."""
-    global _RUN
-    _RUN = _Run(recorder, out)
-    _RUN.sign = _signer(key)
+    run = _Run(recorder, out)
+    run.sign = _signer(key)
+    _state.RUN.records = run
     _install_threads(recorder, emulation.mode)
     _install_multiprocessing(recorder)
     _install_subprocess()
     _install_torch_spawn(recorder)
     os.register_at_fork(after_in_child=_after_fork_in_child)
+    REGISTRY.permanent(
+        "os.register_at_fork",
+        "a forked child records under its own name and writes its records at its end",
+    )
     atexit.register(_at_exit)
+    REGISTRY.done(
+        "atexit",
+        "the records are written at the run's end",
+        lambda: atexit.unregister(_at_exit),
+    )
 
 
 def _command():
@@ -531,7 +435,7 @@ def _command():
 
 def _machinery():
     command = _command()
-    return any(part in command for part in _MACHINERY)
+    return any(part in command for part in _children.MACHINERY)
 
 
 def _child_name():
@@ -555,7 +459,7 @@ def _start_slot():
     pool that ends at its first failure (``torch.multiprocessing.spawn``) are ended before they
     start rather than halfway through. A slot is an ``flock`` on a file: the system lets it go
     when its holder ends, however it ends. None where slots are not set up or cannot be taken."""
-    folder = os.environ.get(ENV_SLOTS)
+    folder = os.environ.get(_children.ENV_SLOTS)
     if not folder:
         return None
     try:
@@ -591,11 +495,11 @@ def _start_slot():
 def start_child():
     """A fresh interpreter of the run (``sitecustomize`` calls this before anything else runs):
     the same device emulated, every launch recorded, the records written at its end."""
-    if _RUN is None:
+    if _state.RUN.records is None:
         _lifetime.end_with_tilefit()
-    if _RUN is not None or _machinery():
+    if _state.RUN.records is not None or _machinery():
         return
-    device_file = os.environ.get(ENV_DEVICE)
+    device_file = os.environ.get(_children.ENV_DEVICE)
     if not device_file:
         return
     slot = _start_slot()
@@ -617,16 +521,18 @@ def start_child():
     recorder = _capture.Recorder(device)
     _capture.install(recorder, emulation)
     _inductor.install(recorder, emulation)
-    slots = os.environ.get(ENV_SLOTS)
+    slots = os.environ.get(_children.ENV_SLOTS)
     if slots:
         _audit.install(recorder, os.path.dirname(slots))
-    roots = os.environ.get(ENV_ROOTS, "")
-    _capture.USER_ROOTS.extend(r for r in roots.split(os.pathsep) if r)
+    roots = os.environ.get(_children.ENV_ROOTS, "")
+    for root in roots.split(os.pathsep):
+        if root:
+            _capture.add_user_root(root)
     recorder.become_child("python", "subprocess", forked=False)
-    recorder.begin_call(os.environ.get(ENV_CALL) or "child process")
+    recorder.begin_call(os.environ.get(_children.ENV_CALL) or "child process")
     install(recorder, emulation)
     _on_terminate(recorder)
-    if _SERVER in _command():
+    if _children.SERVER in _command():
         recorder.become_child("forkserver", "forkserver", forked=False)
         return
     if "--multiprocessing-fork" not in sys.argv:
@@ -640,7 +546,9 @@ def start_child():
                 recorder.exit = 1
             return previous(kind, value, tb)
 
-        sys.excepthook = excepthook
+        REGISTRY.replace(
+            sys, "excepthook", excepthook, "the error that ends a child is recorded"
+        )
         _write_before_os_exit(recorder)
         # Its end is reached when its exit handlers run; the status its parent collects (a
         # `sys.exit(3)`) is written beside its records by the parent.

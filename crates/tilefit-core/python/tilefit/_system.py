@@ -20,6 +20,8 @@ import os
 import stat
 import sys
 
+from tilefit._patches import REGISTRY
+
 #: The tools stood in, by backend.
 TOOLS = {"cuda": ("nvidia-smi",), "hip": ("rocm-smi", "amd-smi")}
 
@@ -68,8 +70,10 @@ def write_tools(device, folder, device_file):
                 "the script would find the machine's real tool after it and see the real GPU; "
                 "point TILEFIT_CACHE_DIR at a folder on a mount that allows running programs"
             )
-    os.environ["PATH"] = folder + os.pathsep + os.environ.get("PATH", "")
-    os.environ[ENV_TOOLS] = folder
+    why = "the vendor tools' stand-ins come first on PATH"
+    path = folder + os.pathsep + os.environ.get("PATH", "")
+    REGISTRY.set_item(os.environ, "PATH", path, why, where="os.environ")
+    REGISTRY.set_item(os.environ, ENV_TOOLS, folder, why, where="os.environ")
 
 
 def stand_in_for(program):
@@ -304,6 +308,10 @@ def _amdsmi_patches(module, device):
 _PATCHES = {"pynvml": _nvml_patches, "amdsmi": _amdsmi_patches}
 
 
+#: Why NVML's and amdsmi's device functions are replaced.
+_WHY = "the vendor library's device queries answer for the emulated device"
+
+
 class _PatchingLoader(importlib.abc.Loader):
     def __init__(self, real, patches):
         self._real = real
@@ -315,7 +323,7 @@ class _PatchingLoader(importlib.abc.Loader):
     def exec_module(self, module):
         self._real.exec_module(module)
         for name, value in self._patches(module).items():
-            setattr(module, name, value)
+            REGISTRY.replace(module, name, value, _WHY)
 
 
 class _Finder(importlib.abc.MetaPathFinder):
@@ -349,8 +357,14 @@ def install_libraries(device):
         patch = _PATCHES.get(name.rpartition(".")[2])
         if patch is not None and module is not None:
             for key, value in patch(module, device).items():
-                setattr(module, key, value)
-    sys.meta_path.insert(0, _Finder(device))
+                REGISTRY.replace(module, key, value, _WHY)
+    REGISTRY.insert(
+        sys.meta_path,
+        0,
+        _Finder(device),
+        "NVML and amdsmi are patched as they are imported",
+        where="sys.meta_path",
+    )
 
 
 if __name__ == "__main__":

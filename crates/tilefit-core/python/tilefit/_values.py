@@ -26,7 +26,7 @@ Tensors under emulation are FakeTensors: shapes without data. Host code still re
 
 A read is a check when the statement reading it is an ``assert`` or a call of a function named
 ``assert...``, or when such a function, or ``torch.testing``/``numpy.testing``/``unittest``, is
-on the stack. What is recorded goes to :data:`ON_VALUE` (the recorder).
+on the stack. What is recorded goes to the run's ``on_value`` callbacks (the recorder).
 """
 
 from __future__ import annotations
@@ -38,6 +38,9 @@ import os
 import re
 import sys
 import threading
+
+from tilefit import _state
+from tilefit._patches import REGISTRY
 
 #: Elements a shadow holds at most (larger tensors get none: the data is unknown).
 LIMIT = 1 << 18
@@ -51,16 +54,11 @@ RANDOM_LIMIT = 1 << 24
 #: specializes them).
 ASSUMED_INT = 16
 
-#: Called with each value read that is not computed: ``(kind, what, value, frame)``; kind is
-#: ``"check"`` or ``"assumed"``.
-ON_VALUE = []
-
-_STATE = {}
-_SEEDS = {"device": None, "cpu_exact": True}
-#: The emulation's own FakeTensor mode: the one whose ops are followed. Dynamo and Inductor trace
-#: under modes of their own, whose data-dependent ops they answer themselves (graph breaks,
-#: unbacked sizes).
-_MODE = []
+# The run's state (``_state.RUN``): ``on_value`` is called with each value read that is not
+# computed, ``(kind, what, value, frame)`` with kind ``"check"`` or ``"assumed"``; ``mode`` is the
+# emulation's own FakeTensor mode, the one whose ops are followed (Dynamo and Inductor trace under
+# modes of their own, whose data-dependent ops they answer themselves: graph breaks, unbacked
+# sizes); ``shadows`` and ``seeds`` are what is known of the values.
 _LOCK = threading.RLock()
 _OWN = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _NOT_USER = ("torch", "triton", "tilefit", "_pytest", "pytest", "pluggy", "runpy")
@@ -130,7 +128,7 @@ def _shadow_of(tensor):
     if shadow is None:
         return None
     key = _key(tensor)
-    if key is None or _STATE.get(key) != _key(shadow.tensor):
+    if key is None or _state.RUN.shadows.get(key) != _key(shadow.tensor):
         return None
     return shadow
 
@@ -140,7 +138,7 @@ def _attach(fake, shadow):
     if key is None:
         return
     fake.__dict__["_tilefit_shadow"] = shadow
-    _STATE[key] = _key(shadow.tensor)
+    _state.RUN.shadows[key] = _key(shadow.tensor)
 
 
 def written(tensor):
@@ -148,7 +146,7 @@ def written(tensor):
     launch): its data is unknown from here."""
     key = _key(tensor)
     if key is not None:
-        _STATE.pop(key, None)
+        _state.RUN.shadows.pop(key, None)
 
 
 def _name(func):
@@ -239,7 +237,7 @@ def _on_cpu(func, args, kwargs, out):
     if _random(func):
         if _device_of(func, args, kwargs, out) != "cpu":
             return _on_device_generator(func, cpu_args, cpu_kwargs)
-        if not _SEEDS["cpu_exact"]:
+        if not _state.RUN.seeds["cpu_exact"]:
             exact, why = (
                 False,
                 why or "the CPU's random numbers after a draw too large to follow",
@@ -251,15 +249,15 @@ def _on_device_generator(func, args, kwargs):
     """A random op of the device, drawn from the CPU generator that stands in for the device's."""
     import torch
 
-    if _SEEDS["device"] is None:
+    if _state.RUN.seeds["device"] is None:
         generator = torch.Generator()
         generator.seed()
-        _SEEDS["device"] = generator.get_state()
+        _state.RUN.seeds["device"] = generator.get_state()
     saved = torch.get_rng_state()
-    torch.set_rng_state(_SEEDS["device"])
+    torch.set_rng_state(_state.RUN.seeds["device"])
     try:
         result = func(*args, **kwargs)
-        _SEEDS["device"] = torch.get_rng_state()
+        _state.RUN.seeds["device"] = torch.get_rng_state()
     finally:
         torch.set_rng_state(saved)
     return (
@@ -276,7 +274,7 @@ def seed_device(seed):
 
     generator = torch.Generator()
     generator.manual_seed(int(seed))
-    _SEEDS["device"] = generator.get_state()
+    _state.RUN.seeds["device"] = generator.get_state()
 
 
 def _small(values, limit=LIMIT):
@@ -324,7 +322,7 @@ def _follow(func, args, kwargs, out):
         for tensor, _ in mutated:
             written(tensor)
         if _random(func) and _device_of(func, args, kwargs, out) == "cpu":
-            _SEEDS["cpu_exact"] = False
+            _state.RUN.seeds["cpu_exact"] = False
         return
     cpu_out, exact, why = result
     for tensor, _ in mutated:
@@ -433,7 +431,7 @@ def in_check(frame):
 
 def _record(kind, what, value):
     frame = sys._getframe(2)
-    for callback in ON_VALUE:
+    for callback in _state.RUN.on_value:
         callback(kind, what, value, frame)
 
 
@@ -577,12 +575,17 @@ def _pass_over_assert_close(torch):
 
     assert_close.__doc__ = real.__doc__
     assert_close.__wrapped__ = real
-    torch.testing.assert_close = assert_close
+    REGISTRY.replace(
+        torch.testing,
+        "assert_close",
+        assert_close,
+        "a check of FakeTensors has no values to compare: recorded as passed over",
+    )
 
 
 def follow(mode):
     """Follow the ops of ``mode``, the emulation's FakeTensor mode (once it exists)."""
-    _MODE[:] = [mode]
+    _state.RUN.mode = mode
 
 
 def install(mode_class):
@@ -593,7 +596,7 @@ def install(mode_class):
     real = mode_class.dispatch
 
     def dispatch(self, func, types, args=(), kwargs=None):
-        if not _MODE or self is not _MODE[0]:
+        if self is not _state.RUN.mode:
             return real(self, func, types, args, kwargs)
         # One mode serves every thread of the run, and its dispatch keeps state of its own
         # (the kernel-invocation flag, the caches): one op at a time.
@@ -624,21 +627,27 @@ def install(mode_class):
                 written(tensor)
         return out
 
-    mode_class.dispatch = dispatch
+    REGISTRY.replace(
+        mode_class,
+        "dispatch",
+        dispatch,
+        "each op of the emulation's mode is followed (shadows, data-dependent answers)",
+    )
     _pass_over_assert_close(torch)
 
     def manual_seed(seed):
         seed_device(seed)
 
+    why = "a seed makes the device's random values known to the shadows"
     for name in ("manual_seed", "manual_seed_all"):
         if hasattr(torch.cuda, name):
-            setattr(torch.cuda, name, manual_seed)
+            REGISTRY.replace(torch.cuda, name, manual_seed, why)
     real_seed = torch.random.manual_seed
 
     def seeded(seed):
         seed_device(seed)
-        _SEEDS["cpu_exact"] = True
+        _state.RUN.seeds["cpu_exact"] = True
         return real_seed(seed)
 
-    torch.manual_seed = seeded
-    torch.random.manual_seed = seeded
+    REGISTRY.replace(torch, "manual_seed", seeded, why)
+    REGISTRY.replace(torch.random, "manual_seed", seeded, why)

@@ -1,6 +1,6 @@
 """Which of a kernel's arguments it writes: a taint walk of the ``@triton.jit`` function's source
-from each parameter, through the names assigned from it, to the pointers of its ``tl.store``\s,
-atomics and descriptors' ``store``\s. What a ``load`` returns is data, not a pointer, so a store
+from each parameter, through the names assigned from it, to the pointers of its ``tl.store`` calls,
+atomics and descriptors' ``store`` calls. What a ``load`` returns is data, not a pointer, so a store
 at ``X + y`` with ``y = tl.load(Y)`` writes ``X``, not ``Y``. Under emulation a launch runs no
 kernel; the host knows the data of the tensors it only reads, and not of the ones it writes.
 """

@@ -22,6 +22,7 @@ import sys
 import types
 
 from tilefit import _emulation
+from tilefit._patches import REGISTRY
 
 
 def device():
@@ -120,14 +121,15 @@ class DeviceCapability(tuple):
 def stand_in(name, **attributes):
     """Put a module named ``name`` (and any missing parent packages) in ``sys.modules`` with these
     attributes, for an engine module's imports of a package that is not installed."""
+    why = f"the script stands in for `{name}`, which is not installed"
     module = sys.modules.get(name)
     if module is None:
         module = types.ModuleType(name)
         # A package, so stand-ins or the engine's own files can sit below it.
         module.__path__ = []
+        REGISTRY.set_item(sys.modules, name, module, why, where="sys.modules")
     for key, value in attributes.items():
-        setattr(module, key, value)
-    sys.modules[name] = module
+        REGISTRY.replace(module, key, value, why)
     parts = name.split(".")
     for i in range(len(parts) - 1, 0, -1):
         parent_name = ".".join(parts[:i])
@@ -135,10 +137,12 @@ def stand_in(name, **attributes):
         if parent is None:
             parent = types.ModuleType(parent_name)
             parent.__path__ = []
-            sys.modules[parent_name] = parent
+            REGISTRY.set_item(
+                sys.modules, parent_name, parent, why, where="sys.modules"
+            )
         child = sys.modules[".".join(parts[: i + 1])]
         if not hasattr(parent, parts[i]):
-            setattr(parent, parts[i], child)
+            REGISTRY.replace(parent, parts[i], child, why)
     return module
 
 
@@ -222,7 +226,13 @@ def stand_in_package(*packages):
     things its kernels and config loader do not need. Stand-ins given with :func:`stand_in` win;
     a stand-in is never a real value (it is falsy and returns stand-ins), so give real ones for
     what the code under test reads."""
-    sys.meta_path.append(_AnythingFinder(packages))
+    REGISTRY.insert(
+        sys.meta_path,
+        len(sys.meta_path),
+        _AnythingFinder(packages),
+        f"the script stands in for every import under {', '.join(packages)}",
+        where="sys.meta_path",
+    )
 
 
 def load_source(path, name):

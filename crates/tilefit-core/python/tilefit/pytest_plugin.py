@@ -285,16 +285,16 @@ def pytest_collection_modifyitems(session, config, items):
     split run), and a split run keeps only its share (the rest deselected, as ``-k`` does)."""
     if _emulated() is None:
         return
-    from tilefit import _capture
+    from tilefit import _state
 
     for index, item in enumerate(items):
         item._tilefit_index = index
     config._tilefit_collected = len(items)
     _emulated().collected = len(items)
-    if _capture.TESTS is None:
+    if _state.RUN.tests is None:
         _progress(0, len(items))
         return
-    selection = _Selection(_capture.TESTS)
+    selection = _Selection(_state.RUN.tests)
     keep = [item for i, item in enumerate(items) if selection.keeps(i)]
     dropped = [item for i, item in enumerate(items) if not selection.keeps(i)]
     if dropped:
@@ -306,15 +306,15 @@ def pytest_collection_modifyitems(session, config, items):
 
 def _progress(done, total):
     """Tests done and selected, for tilefit's progress line (replaced whole: never read half)."""
-    from tilefit import _capture
+    from tilefit import _state
 
-    if not _capture.PROGRESS:
+    if not _state.RUN.progress:
         return
-    partial = f"{_capture.PROGRESS}.{os.getpid()}"
+    partial = f"{_state.RUN.progress}.{os.getpid()}"
     try:
         with open(partial, "w", encoding="utf-8") as f:
             f.write(f"{done} {total}\n")
-        os.replace(partial, _capture.PROGRESS)
+        os.replace(partial, _state.RUN.progress)
     except OSError:
         pass
 
@@ -322,19 +322,20 @@ def _progress(done, total):
 def pytest_runtest_logfinish(nodeid, location):
     if _emulated() is None:
         return
-    from tilefit import _capture
+    from tilefit import _state
 
-    _capture.DONE = getattr(_capture, "DONE", 0) + 1
-    _progress(_capture.DONE, getattr(_capture, "SELECTED_TOTAL", 0))
+    run = _state.RUN
+    run.done += 1
+    _progress(run.done, run.selected or 0)
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     if _emulated() is None:
         return
-    from tilefit import _capture
+    from tilefit import _state
 
-    _capture.SELECTED_TOTAL = len(session.items)
+    _state.RUN.selected = len(session.items)
 
 
 def _emulated_sessionfinish(session):

@@ -25,6 +25,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../python/tilefit/_capture_main.py"),
     ),
     (
+        "_children.py",
+        include_str!("../../python/tilefit/_children.py"),
+    ),
+    (
         "_choices.py",
         include_str!("../../python/tilefit/_choices.py"),
     ),
@@ -43,6 +47,10 @@ pub const PACKAGE: &[(&str, &str)] = &[
     ),
     ("_fit.py", include_str!("../../python/tilefit/_fit.py")),
     (
+        "_generated.py",
+        include_str!("../../python/tilefit/_generated.py"),
+    ),
+    (
         "_inductor.py",
         include_str!("../../python/tilefit/_inductor.py"),
     ),
@@ -52,11 +60,20 @@ pub const PACKAGE: &[(&str, &str)] = &[
         include_str!("../../python/tilefit/_lifetime.py"),
     ),
     (
+        "_patches.py",
+        include_str!("../../python/tilefit/_patches.py"),
+    ),
+    (
         "_processes.py",
         include_str!("../../python/tilefit/_processes.py"),
     ),
     ("_prune.py", include_str!("../../python/tilefit/_prune.py")),
+    (
+        "_records.py",
+        include_str!("../../python/tilefit/_records.py"),
+    ),
     ("_scope.py", include_str!("../../python/tilefit/_scope.py")),
+    ("_state.py", include_str!("../../python/tilefit/_state.py")),
     (
         "_system.py",
         include_str!("../../python/tilefit/_system.py"),

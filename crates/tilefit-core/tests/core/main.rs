@@ -2,6 +2,7 @@
 //! reference, the table's invariants, name lookup, and `explain` on real error messages.
 
 mod compile_loop;
+mod contract;
 mod device_table;
 mod emitters;
 mod explain_messages;

@@ -6,6 +6,7 @@ mod capture;
 mod capture_fails;
 mod capture_reports;
 mod devices;
+mod emulation_units;
 mod explain;
 mod extract;
 mod faults;

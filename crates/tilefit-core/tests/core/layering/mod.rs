@@ -100,7 +100,7 @@ struct Crate {
     imports: Vec<Vec<Import>>,
 }
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 

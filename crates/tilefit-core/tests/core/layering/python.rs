@@ -12,8 +12,8 @@ use super::root;
 pub const PYTHON_LAYERS: &[&[&str]] = &[
     // Helpers: the one walk to a kernel's JITFunction (joined into the compile worker too), the
     // package's errors, what the driver reads from a cubin at load, and which arguments a kernel
-    // writes, the writes a captured script makes outside its scratch, and the run's processes
-    // ending with tilefit.
+    // writes, the writes a captured script makes outside its scratch, the run's processes
+    // ending with tilefit, and the registry of every patch the emulation makes.
     &[
         "_jit",
         "_errors",
@@ -21,16 +21,22 @@ pub const PYTHON_LAYERS: &[&[&str]] = &[
         "_writes",
         "_audit",
         "_lifetime",
+        "_patches",
+        "_state",
     ],
     // The runtime API: the device a process runs on, the probed choices, fit and prune.
     &["_device", "_choices", "_fit", "_prune"],
     // The emulated device: torch's and Triton's answers, backward graphs, the system tools.
     &["_values", "_emulation", "_autograd", "_system"],
-    // Launch capture: scope files, the recorder, the capture process's entry.
+    // Launch capture: scope files, a launch's record, the recorder, Inductor's generated kernels
+    // and its hooks, the run's children and processes, the capture process's entry.
     &[
         "_scope",
+        "_records",
         "_capture",
+        "_generated",
         "_inductor",
+        "_children",
         "_processes",
         "_capture_main",
     ],
