@@ -12,7 +12,7 @@ backward launches are the ones it launches on a device.
 The engine's hooks run where it runs them (``call_function``): a tensor's hooks
 (``Tensor.register_hook``, ``register_multi_grad_hook``) and ``retain_grad`` on the gradient
 reaching it, then the node's pre-hooks, the node, and its post-hooks. The C++ engine reads them
-from the node, which Python cannot; :func:`install` keeps them, as they are registered, in the
+from the node, which Python cannot; :mod:`tilefit._hooks` keeps them, as they are registered, in the
 node's ``metadata``: tensors' hooks and ``retain_grad`` for every node, and ``register_hook`` /
 ``register_prehook`` for a custom Function's node (module full backward hooks use those). A hook
 registered on one of torch's C++ nodes (``y.grad_fn.register_hook``) cannot be seen there: its
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import heapq
 
-from tilefit import _state
+from tilefit import _hooks, _state
 from tilefit._patches import REGISTRY
 
 
@@ -162,12 +162,8 @@ def _inputs_of(node):
     return len(metadata) if metadata is not None else 1
 
 
-#: Where a node's ``metadata`` keeps what the engine would read from the node: tensors' hook
-#: dicts by output number, and the hook dicts of a custom Function's ``register_prehook`` and
-#: ``register_hook``; and that a backward without ``retain_graph`` freed its saved tensors.
-_TENSOR_HOOKS = "_tilefit_tensor_hooks"
-_PRE_HOOKS = "_tilefit_pre_hooks"
-_POST_HOOKS = "_tilefit_post_hooks"
+#: Where a node's ``metadata`` keeps that a backward without ``retain_graph`` freed its saved
+#: tensors.
 _RELEASED = "_tilefit_released"
 
 # The non-leaf tensors that ``retain_grad`` was called on are the run's (``_state.RUN.retained``).
@@ -205,73 +201,6 @@ def _holds_saved(node):
         if value is not None and (not isinstance(value, (list, tuple)) or value):
             return True
     return False
-
-
-def _metadata(node):
-    try:
-        return node.metadata
-    except (AttributeError, RuntimeError):
-        return {}
-
-
-def _run_tensor_hooks(hooks, grad):
-    """A tensor's hooks on its gradient, in order; one returning a tensor replaces it."""
-    for hook in list(hooks.values()):
-        result = hook(grad)
-        if result is not None:
-            grad = result
-    return grad
-
-
-def _retain(tensor, grad):
-    """``retain_grad``'s hook: the gradient kept in ``.grad`` (summed with one already there)."""
-    import torch
-
-    with torch.no_grad():
-        if tensor.grad is None:
-            tensor.grad = grad.clone(memory_format=torch.contiguous_format)
-        else:
-            tensor.grad = tensor.grad + grad
-
-
-def _tensor_pre_hooks(node, grads):
-    """``call_tensor_pre_hooks``: a tensor's hooks, then ``retain_grad``, per input gradient."""
-    grads = list(grads)
-    if type(node).__name__ == "AccumulateGrad":
-        hooks = getattr(getattr(node, "variable", None), "_backward_hooks", None)
-        if hooks and grads and grads[0] is not None:
-            grads[0] = _run_tensor_hooks(hooks, grads[0])
-        return grads
-    metadata = _metadata(node)
-    for nr, hooks in list(metadata.get(_TENSOR_HOOKS, {}).items()):
-        if nr < len(grads) and grads[nr] is not None and hooks:
-            grads[nr] = _run_tensor_hooks(hooks, grads[nr])
-    for tensor in list(_state.RUN.retained):
-        if tensor.grad_fn is node:
-            nr = tensor.output_nr
-            if nr < len(grads) and grads[nr] is not None:
-                _retain(tensor, grads[nr])
-    return grads
-
-
-def _pre_hooks(node, grads):
-    """``call_pre_hooks``: the node's pre-hooks on its gradients, each able to replace them."""
-    for hooks in _metadata(node).get(_PRE_HOOKS, []):
-        for hook in list(hooks.values()):
-            result = hook(tuple(grads))
-            if result is not None:
-                grads = list(result)
-    return grads
-
-
-def _post_hooks(node, outputs, grads):
-    """``call_post_hooks``: the node's hooks on (its output gradients, its input gradients)."""
-    for hooks in _metadata(node).get(_POST_HOOKS, []):
-        for hook in list(hooks.values()):
-            result = hook(tuple(outputs), tuple(grads))
-            if result is not None:
-                outputs = tuple(result)
-    return outputs
 
 
 class _Task:
@@ -415,21 +344,21 @@ def _run(roots, grad_roots, inputs, accumulate_grad, task=None):
         if id(node) in target_nodes and not accumulate_grad:
             # grad() takes an input's gradient after its tensor hooks where the node goes no
             # further, and before them (they run with the node) where it does.
-            taken = grads if run else _tensor_pre_hooks(node, grads)
+            taken = grads if run else _hooks.tensor_pre_hooks(node, grads)
             for n, nr in targets:
                 if n is node and nr < len(taken):
                     captured[(id(node), nr)] = taken[nr]
         if run:
-            grads = _pre_hooks(node, _tensor_pre_hooks(node, grads))
+            grads = _hooks.pre_hooks(node, _hooks.tensor_pre_hooks(node, grads))
             if accumulate:
                 if grads and grads[0] is not None:
                     node(grads[0])
             else:
-                metadata = _metadata(node)
+                metadata = _hooks.node_metadata(node)
                 if metadata.get(_RELEASED):
                     raise RuntimeError(_FREED)
                 outputs = _node_call(node, _materialize(node, grads))
-                outputs = _post_hooks(node, outputs, grads)
+                outputs = _hooks.post_hooks(node, outputs, grads)
                 if task is not None and not task.keep_graph and _holds_saved(node):
                     metadata[_RELEASED] = True
         for index, ((child, input_nr), grad) in enumerate(
@@ -611,7 +540,7 @@ def install():
         set_materialize_grads,
         "the Python engine reads each custom Function's choice",
     )
-    _keep_hooks()
+    _hooks.keep()
     _answer_for_tasks()
 
 
@@ -638,59 +567,4 @@ def _answer_for_tasks():
     REGISTRY.replace(torch._C, "_current_graph_task_id", current_graph_task_id, why)
     REGISTRY.replace(
         torch._C, "_will_engine_execute_node", will_engine_execute_node, why
-    )
-
-
-def _keep_hooks():
-    """Keep each hook the engine would run in its node's ``metadata``, as it is registered (the
-    real registration runs too, for the real engine)."""
-    import torch
-    from torch.autograd.function import BackwardCFunction
-
-    register_hook = torch.Tensor.register_hook
-    retain_grad = torch.Tensor.retain_grad
-
-    def register_hook_(self, hook):
-        handle = register_hook(self, hook)
-        node = self.grad_fn
-        if node is not None and self._backward_hooks is not None:
-            hooks = _metadata(node).setdefault(_TENSOR_HOOKS, {})
-            hooks[self.output_nr] = self._backward_hooks
-        return handle
-
-    def retain_grad_(self):
-        retain_grad(self)
-        if self.grad_fn is not None:
-            _state.RUN.retained.add(self)
-
-    register_hook_.__doc__ = register_hook.__doc__
-    retain_grad_.__doc__ = retain_grad.__doc__
-    why = "the Python engine runs the hooks registered on a tensor"
-    REGISTRY.replace(torch.Tensor, "register_hook", register_hook_, why)
-    REGISTRY.replace(torch.Tensor, "retain_grad", retain_grad_, why)
-
-    def keeping(real, key):
-        def register(self, hook):
-            handle = real(self, hook)
-            hooks = handle.hooks_dict_ref()
-            kept = _metadata(self).setdefault(key, [])
-            if hooks is not None and not any(h is hooks for h in kept):
-                kept.append(hooks)
-            return handle
-
-        register.__doc__ = real.__doc__
-        return register
-
-    why = "the Python engine runs the hooks registered on a node"
-    REGISTRY.replace(
-        BackwardCFunction,
-        "register_hook",
-        keeping(BackwardCFunction.register_hook, _POST_HOOKS),
-        why,
-    )
-    REGISTRY.replace(
-        BackwardCFunction,
-        "register_prehook",
-        keeping(BackwardCFunction.register_prehook, _PRE_HOOKS),
-        why,
     )

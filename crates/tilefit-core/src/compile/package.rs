@@ -50,6 +50,7 @@ pub const PACKAGE: &[(&str, &str)] = &[
         "_generated.py",
         include_str!("../../python/tilefit/_generated.py"),
     ),
+    ("_hooks.py", include_str!("../../python/tilefit/_hooks.py")),
     (
         "_inductor.py",
         include_str!("../../python/tilefit/_inductor.py"),

@@ -27,7 +27,7 @@ pub const PYTHON_LAYERS: &[&[&str]] = &[
     // The runtime API: the device a process runs on, the probed choices, fit and prune.
     &["_device", "_choices", "_fit", "_prune"],
     // The emulated device: torch's and Triton's answers, backward graphs, the system tools.
-    &["_values", "_emulation", "_autograd", "_system"],
+    &["_values", "_emulation", "_hooks", "_autograd", "_system"],
     // Launch capture: scope files, a launch's record, the recorder, Inductor's generated kernels
     // and its hooks, the run's children and processes, the capture process's entry.
     &[
