@@ -77,7 +77,8 @@ const WRITTEN_NOT_READ: &[(&str, &str)] = &[(
     "the emulated device as the process got it: the Rust half wrote it, and knows it",
 )];
 
-/// Every `path = value` leaf of a JSON value (a null is no value: the reader's `Option` skips it).
+/// Every `path = value` leaf of a JSON value (a null, an empty list or map is no value: the
+/// reader's `Option` and empty defaults skip them).
 fn leaves(value: &serde_json::Value, path: String, out: &mut Vec<(String, serde_json::Value)>) {
     match value {
         serde_json::Value::Object(map) => {
@@ -85,11 +86,12 @@ fn leaves(value: &serde_json::Value, path: String, out: &mut Vec<(String, serde_
                 leaves(inner, format!("{path}.{key}"), out);
             }
         }
-        serde_json::Value::Array(items) if !items.is_empty() => {
+        serde_json::Value::Array(items) => {
             for (i, inner) in items.iter().enumerate() {
                 leaves(inner, format!("{path}[{i}]"), out);
             }
         }
+        // No value: a null, an empty list or map (the reader's `Option` and empty defaults).
         serde_json::Value::Null => {}
         other => out.push((path, other.clone())),
     }
@@ -131,5 +133,123 @@ fn the_records_the_python_half_writes_are_read_whole() {
     assert!(
         invented.is_empty(),
         "values the Rust half holds that the Python half did not write: {invented:#?}"
+    );
+}
+
+/// The requests of the worker protocol the Python half answers in its own tests
+/// (`python/unit/test_worker_contract.py`): a kernel inspected, a config compiled for an arch.
+/// `<repo>` stands for the repository's root.
+fn worker_requests() -> Vec<tilefit_core::vocab::Request> {
+    use tilefit_core::device::{Backend, Target};
+    use tilefit_core::vocab::{CompileJob, JobArg, KernelSource, Request};
+    let kernel_file = PathBuf::from("<repo>/python/unit/contract/kernel.py");
+    let pointer = JobArg {
+        ty: "*fp16".to_owned(),
+        value: None,
+        aligned: true,
+        descriptor: None,
+    };
+    let job = CompileJob {
+        kernel_file: kernel_file.clone(),
+        function: "scale".to_owned(),
+        source: KernelSource::default(),
+        args: [
+            ("x_ptr".to_owned(), pointer.clone()),
+            ("out_ptr".to_owned(), pointer),
+            (
+                "n".to_owned(),
+                JobArg {
+                    ty: "i32".to_owned(),
+                    value: Some(serde_json::json!(1000)),
+                    aligned: false,
+                    descriptor: None,
+                },
+            ),
+        ]
+        .into(),
+        constexprs: [("BLOCK".to_owned(), serde_json::json!(128))].into(),
+        options: [
+            ("num_warps".to_owned(), serde_json::json!(4)),
+            ("num_stages".to_owned(), serde_json::json!(2)),
+        ]
+        .into(),
+        target: Target {
+            backend: Backend::Cuda,
+            arch: "sm_90".to_owned(),
+            warp_size: 32,
+        },
+        full: false,
+        resources: false,
+    };
+    vec![
+        Request::Inspect {
+            kernel_file,
+            function: "scale".to_owned(),
+            source: KernelSource::default(),
+        },
+        Request::Compile {
+            job,
+            binary_dir: None,
+        },
+    ]
+}
+
+/// What the worker sends in a reply and the Rust half does not read, each with why.
+const SENT_NOT_READ: &[(&str, &str)] = &[
+    (
+        ".type",
+        "the line's kind (`reply`): the first line is the handshake, every other one a reply",
+    ),
+    (
+        ".autotuned",
+        "the same as `autotune_configs` being present, which the Rust half reads",
+    ),
+    (
+        ".annotation",
+        "a parameter's annotation as written: the worker decides `constexpr` from it, which the \
+         Rust half reads",
+    ),
+];
+
+#[test]
+fn the_worker_s_replies_to_the_rust_half_s_requests_are_read_whole() {
+    let folder = root().join("python/unit/contract");
+    let requests: Vec<serde_json::Value> = worker_requests()
+        .iter()
+        .map(|r| serde_json::to_value(r).unwrap())
+        .collect();
+    check(
+        &folder.join("requests.json"),
+        &(serde_json::to_string_pretty(&requests).unwrap() + "\n"),
+    );
+    let path = folder.join("replies.json");
+    let written: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(written.len(), requests.len());
+    let mut lost = Vec::new();
+    for (i, sent) in written.iter().enumerate() {
+        let reply: tilefit_core::compile::Reply =
+            serde_json::from_value(sent.clone()).unwrap_or_else(|e| panic!("reply {i}: {e}"));
+        assert_eq!(reply.status, "ok", "reply {i}: {sent}");
+        let read = serde_json::to_value(&reply).unwrap();
+        let (mut kept, mut given) = (Vec::new(), Vec::new());
+        leaves(&read, String::new(), &mut kept);
+        leaves(sent, format!("[{i}]"), &mut given);
+        let kept: Vec<_> = kept
+            .into_iter()
+            .map(|(p, v)| (format!("[{i}]{p}"), v))
+            .collect();
+        let ignored = |leaf: &str| SENT_NOT_READ.iter().any(|(end, _)| leaf.ends_with(end));
+        lost.extend(
+            given
+                .into_iter()
+                .filter(|(leaf, _)| !ignored(leaf))
+                .filter(|leaf| !kept.contains(leaf)),
+        );
+    }
+    assert!(
+        lost.is_empty(),
+        "fields the worker sends that protocol::Reply drops (read them there, or list them in \
+         SENT_NOT_READ with why): {lost:#?}"
     );
 }

@@ -16,6 +16,7 @@ const FILES: &[&str] = &[
     "test_scope.py",
     "test_system.py",
     "test_values.py",
+    "test_worker_contract.py",
 ];
 
 #[test]
