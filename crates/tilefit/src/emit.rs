@@ -201,7 +201,7 @@ pub fn finish_probe(
         >,
         &Path,
     )>,
-    outputs: &crate::session::ProbeOutputs,
+    outputs: &crate::session::probe::ProbeOutputs,
 ) -> anyhow::Result<u8> {
     use tilefit_core::judge::gate::Rule;
     if let Some((files, _)) = &fixed {

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use tilefit_core::compile::{Settings, toolchain};
+use tilefit_core::compile::{Reporting, Settings, toolchain};
 
 use tilefit_core::run::toolchains::Wanted;
 
@@ -35,6 +35,7 @@ pub fn of_compile_args(
         read_resources: args.resources == Resources::Full,
         cancel: cancel_on_signals(),
         worker_start: args.worker_start.into(),
+        reporter: Reporting::silent(),
     };
     Ok((settings, wanted(&args.python)))
 }
@@ -53,6 +54,7 @@ pub fn for_verify(args: &VerifyArgs) -> anyhow::Result<Settings> {
         read_resources: true,
         cancel: cancel_on_signals(),
         worker_start: args.worker_start.into(),
+        reporter: Reporting::silent(),
     })
 }
 
@@ -69,6 +71,7 @@ pub fn for_merge(full_compile: bool, read_resources: bool) -> Settings {
         read_resources,
         cancel: tilefit_core::cancel::Cancel::default(),
         worker_start: tilefit_core::compile::WorkerStart::Spawn,
+        reporter: Reporting::silent(),
     }
 }
 

@@ -36,6 +36,7 @@ pub mod package;
 mod pool;
 mod process;
 mod protocol;
+pub mod reporter;
 pub mod run;
 pub mod script;
 pub mod toolchain;
@@ -48,4 +49,5 @@ pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
     ChildExit, ErrorKind, Hello, Passed, Reply, ReplyBody, ReplyError, SourceLocation, Timings,
 };
-pub use run::{Compiled, Event, Scratch, Settings, compile_all, complete, needs_workers, pool_for};
+pub use reporter::{Event, Reporter, Reporting, Silent};
+pub use run::{Compiled, Scratch, Settings, compile_all, complete, needs_workers, pool_for};

@@ -13,6 +13,7 @@ use super::outcome::CompileOutcome;
 use super::pool::{Pool, WorkerStart, WorkersUsed};
 use super::process::WorkerCommand;
 use super::protocol::worker_package_digest;
+use super::reporter::{Event, Reporting};
 use super::toolchain::Toolchain;
 use crate::digest::sha256;
 use crate::plan::Job;
@@ -43,6 +44,8 @@ pub struct Settings {
     /// How workers start (forked from a zygote per arch, or spawned). A fault-injection worker
     /// script is always spawned.
     pub worker_start: WorkerStart,
+    /// Where the run's progress, notes and script output go.
+    pub reporter: Reporting,
 }
 
 impl Settings {
@@ -64,29 +67,6 @@ impl Settings {
             None => worker_package_digest(),
         })
     }
-}
-
-/// Progress, for a progress bar.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Event {
-    /// Jobs are known; `to_compile` of them go to workers.
-    Planned {
-        /// All jobs.
-        jobs: usize,
-        /// From the cache.
-        cached: usize,
-        /// To compile.
-        to_compile: usize,
-    },
-    /// One compile finished.
-    Compiled {
-        /// Finished so far.
-        done: usize,
-        /// To compile in all.
-        total: usize,
-        /// What it was.
-        label: String,
-    },
 }
 
 /// A private `TRITON_CACHE_DIR` for a pool's workers, removed when dropped, so Triton's own cache
@@ -219,13 +199,9 @@ pub struct Compiled {
 }
 
 /// Compile every job: cache hits first, then each distinct key once on `pool`, slowest first;
-/// outcomes are cached as they arrive (only what the compiler decided).
-pub fn compile_all(
-    jobs: &[Job],
-    pool: &Pool,
-    settings: &Settings,
-    on_event: &mut dyn FnMut(Event),
-) -> Compiled {
+/// outcomes are cached as they arrive (only what the compiler decided). Progress goes to the
+/// settings' reporter.
+pub fn compile_all(jobs: &[Job], pool: &Pool, settings: &Settings) -> Compiled {
     let started = Instant::now();
     let cache = ResultCache::new(&settings.cache_dir);
     let mut outcomes: Vec<Option<(CompileOutcome, bool)>> = vec![None; jobs.len()];
@@ -240,7 +216,7 @@ pub fn compile_all(
         }
     }
     let pending: Vec<usize> = (0..jobs.len()).filter(|&i| outcomes[i].is_none()).collect();
-    on_event(Event::Planned {
+    settings.reporter.event(Event::Planned {
         jobs: jobs.len(),
         cached: jobs.len() - pending.len(),
         to_compile: pending.len(),
@@ -281,7 +257,7 @@ pub fn compile_all(
                 let _ = cache.put(&jobs[slot].key, &outcome);
             }
             done += 1;
-            on_event(Event::Compiled {
+            settings.reporter.event(Event::Compiled {
                 done,
                 total: unique.len(),
                 label: jobs[slot].label.clone(),

@@ -7,8 +7,8 @@ use std::path::Path;
 use super::pipeline::{self, Pipeline, Planned};
 use super::probe_error::ProbeError;
 use super::toolchains::{self, SelectError};
+use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
 use crate::device::TargetDevice;
 use crate::input::spec::{ProbeSpec, SpecError};
 use crate::judge::diff::diff;
@@ -47,23 +47,19 @@ pub fn probe_matrix(
     versions: &[String],
     python: Option<&Path>,
     settings: &Settings,
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<MatrixReport, MatrixError> {
     let mut reports = Vec::new();
     let mut spec = spec.clone();
     for version in versions {
-        let toolchain = toolchains::for_version(python, version, on_note)?;
+        let toolchain = toolchains::for_version(python, version, &*settings.reporter)?;
         spec.resolve_module(&toolchain.python)?;
-        on_note(format!(
+        settings.reporter.note(&format!(
             "tilefit: Triton {} (Python {}, {})",
             toolchain.triton_version,
             toolchain.python_version,
             toolchain.python.display()
         ));
-        reports.push(pipeline::probe(
-            &spec, targets, &toolchain, settings, on_event,
-        )?);
+        reports.push(pipeline::probe(&spec, targets, &toolchain, settings)?);
     }
     let diffs = reports
         .windows(2)
@@ -87,8 +83,6 @@ pub fn judge_under_tuned(
     targets: &[TargetDevice],
     python: Option<&Path>,
     settings: &Settings,
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) {
     let mut versions: Vec<String> = Vec::new();
     for file in report.listed.iter().flat_map(|l| &l.files) {
@@ -104,17 +98,17 @@ pub fn judge_under_tuned(
             report.tuned_unavailable(&version, &why);
             continue;
         }
-        let toolchain = match toolchains::for_version(python, &version, on_note) {
+        let toolchain = match toolchains::for_version(python, &version, &*settings.reporter) {
             Ok(toolchain) => toolchain,
             Err(error) => {
                 report.tuned_unavailable(&version, &crate::hint::chain_text(&error));
                 continue;
             }
         };
-        on_note(format!(
+        settings.reporter.note(&format!(
             "tilefit: judging the files tuned with Triton {version} with it too"
         ));
-        match probe_tuned(spec, targets, &toolchain, settings, on_event) {
+        match probe_tuned(spec, targets, &toolchain, settings) {
             Ok(tuned) => report.attach_tuned(&tuned),
             Err(error) => report.tuned_unavailable(&version, &error.to_string()),
         }
@@ -129,11 +123,10 @@ fn probe_tuned(
     targets: &[TargetDevice],
     toolchain: &Toolchain,
     settings: &Settings,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<ProbeReport, ProbeError> {
     let version = toolchain.triton_version.clone();
     let pipeline = Pipeline::new(toolchain, settings, "probe");
-    pipeline.probe_kept(spec, targets, on_event, move |planned: &Planned| {
+    pipeline.probe_kept(spec, targets, move |planned: &Planned| {
         let tuned: Vec<String> = planned
             .prepared
             .listed

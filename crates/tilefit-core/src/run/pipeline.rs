@@ -5,13 +5,13 @@
 //! before any compile), plan one job per (config, arch), compile them in the shared loop, judge
 //! each result against every device of its arch and recommend a config per device.
 //!
-//! Events go to a callback (progress); this module never prints.
+//! Progress goes to the settings' reporter; this module never prints.
 
 use std::path::Path;
 use std::time::Instant;
 
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{self, Event, InspectError, Scratch, Settings};
+use crate::compile::{self, InspectError, Scratch, Settings};
 use crate::device::TargetDevice;
 use crate::input::spec::{ProbeSpec, SpecError};
 pub(crate) use crate::judge::report::{Totals, report_of};
@@ -81,11 +81,8 @@ impl<'a> Pipeline<'a> {
         &self,
         spec: &ProbeSpec,
         targets: &[TargetDevice],
-        on_event: &mut dyn FnMut(Event),
     ) -> Result<ProbeReport, ProbeError> {
-        self.probe_kept(spec, targets, on_event, |planned| {
-            vec![true; planned.jobs.len()]
-        })
+        self.probe_kept(spec, targets, |planned| vec![true; planned.jobs.len()])
     }
 
     /// Probe many small sweeps (a capture's distinct compiles) on `targets` as one batch: each
@@ -96,7 +93,6 @@ impl<'a> Pipeline<'a> {
         &self,
         specs: &[ProbeSpec],
         targets: &[TargetDevice],
-        on_event: &mut dyn FnMut(Event),
     ) -> Vec<Result<ProbeReport, ProbeError>> {
         let started = Instant::now();
         let planned: Vec<Result<(Setup, Planned), ProbeError>> = specs
@@ -112,7 +108,7 @@ impl<'a> Pipeline<'a> {
             .flatten()
             .flat_map(|(_, p)| p.jobs.iter().map(|j| j.job.clone()))
             .collect();
-        let compiled = self.compile(&jobs, on_event);
+        let compiled = self.compile(&jobs);
         let interrupted = self.settings.cancel.is_cancelled();
         let mut outcomes = compiled.outcomes.into_iter();
         planned
@@ -144,7 +140,6 @@ impl<'a> Pipeline<'a> {
         &self,
         spec: &ProbeSpec,
         targets: &[TargetDevice],
-        on_event: &mut dyn FnMut(Event),
         keep: impl FnOnce(&Planned) -> Vec<bool>,
     ) -> Result<ProbeReport, ProbeError> {
         let started = Instant::now();
@@ -153,7 +148,7 @@ impl<'a> Pipeline<'a> {
         let mut kept = keep(&planned).into_iter();
         planned.jobs.retain(|_| kept.next().unwrap_or(false));
         let jobs: Vec<crate::plan::Job> = planned.jobs.iter().map(|p| p.job.clone()).collect();
-        let compiled = self.compile(&jobs, on_event);
+        let compiled = self.compile(&jobs);
         let totals = Totals {
             recomputed: compiled.recomputed,
             seconds: started.elapsed().as_secs_f64(),
@@ -204,12 +199,8 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Compile `jobs` on the run's pool.
-    pub(crate) fn compile(
-        &self,
-        jobs: &[crate::plan::Job],
-        on_event: &mut dyn FnMut(Event),
-    ) -> compile::Compiled {
-        compile::compile_all(jobs, &self.pool, self.settings, on_event)
+    pub(crate) fn compile(&self, jobs: &[crate::plan::Job]) -> compile::Compiled {
+        compile::compile_all(jobs, &self.pool, self.settings)
     }
 
     /// The kernel's interface (asked of a worker, or read from the cache) and its key context.
@@ -246,9 +237,8 @@ pub fn probe(
     targets: &[TargetDevice],
     toolchain: &Toolchain,
     settings: &Settings,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<ProbeReport, ProbeError> {
-    Pipeline::new(toolchain, settings, "probe").probe(spec, targets, on_event)
+    Pipeline::new(toolchain, settings, "probe").probe(spec, targets)
 }
 
 /// How deep the run's compiles go.

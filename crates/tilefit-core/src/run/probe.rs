@@ -5,7 +5,6 @@
 
 use std::path::Path;
 
-use crate::compile::Event;
 use crate::device::TargetDevice;
 use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::FixedFiles;
@@ -33,30 +32,20 @@ pub fn probe_run(
     spec: &mut ProbeSpec,
     targets: &[TargetDevice],
     run: ProbeRun<'_>,
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<(ProbeReport, Option<Result<FixedFiles, FixFilesError>>), ProbeError> {
     if run.emit_files {
         // Read once: the probe and the files made after it judge the same values.
         pipeline.read_config_files(spec)?;
     }
-    let mut report = pipeline.probe(spec, targets, on_event)?;
+    let mut report = pipeline.probe(spec, targets)?;
     if let Some(python) = run.triton_from_files {
         let settings = pipeline.settings();
-        judge_under_tuned(
-            &mut report,
-            spec,
-            targets,
-            python,
-            settings,
-            on_note,
-            on_event,
-        );
+        judge_under_tuned(&mut report, spec, targets, python, settings);
     }
     // Files only from a complete probe; an interrupt while they are made marks the report
     // incomplete (the binary writes nothing then).
     let fixed = (run.emit_files && report.stats.complete)
-        .then(|| fix_files(pipeline, spec, &report, targets, on_note, on_event));
+        .then(|| fix_files(pipeline, spec, &report, targets));
     let workers = pipeline.workers();
     if workers.started > 0 {
         report.stats.workers = Some(workers);

@@ -15,7 +15,7 @@ use std::time::Instant;
 
 use crate::compile::WorkerFault;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{self, Event, Scratch, Settings};
+use crate::compile::{self, Scratch, Settings};
 use crate::device::{Target, TargetDevice};
 use crate::input::aoti::{self, AotiError, Package};
 use crate::input::cache_index::CacheIndex;
@@ -196,7 +196,6 @@ pub(super) fn compile_group(
     plan: &GroupPlan<'_>,
     jobs: &[Job],
     settings: &Settings,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<compile::Compiled, ReplayError> {
     let scratch = Scratch::new(&settings.cache_dir, "replay");
     let pool = compile::pool_for(plan.toolchain, settings, &scratch);
@@ -206,7 +205,7 @@ pub(super) fn compile_group(
             source,
         })?;
     }
-    Ok(compile::compile_all(jobs, &pool, settings, on_event))
+    Ok(compile::compile_all(jobs, &pool, settings))
 }
 
 /// Replay every kernel of the index. `toolchains` pairs each recorded Triton version with the
@@ -219,14 +218,13 @@ pub fn replay(
     targets: &[TargetDevice],
     toolchains: &[(Option<String>, Toolchain)],
     settings: &Settings,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<ReplayReport, ReplayError> {
     let started = Instant::now();
     let archs = fleet_archs(targets);
     let groups = plan_groups(index, &archs, toolchains, settings);
     let mut outcomes: Outcomes = BTreeMap::new();
     for plan in &groups {
-        let done = compile_group(plan, &plan.jobs, settings, on_event)?;
+        let done = compile_group(plan, &plan.jobs, settings)?;
         for (slot, (outcome, cached)) in plan.slots.iter().zip(done.outcomes) {
             outcomes.insert(
                 *slot,

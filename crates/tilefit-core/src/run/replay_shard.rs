@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
 use crate::device::TargetDevice;
 use crate::input::cache_index::CacheIndex;
 use crate::judge::replay::Outcomes;
@@ -42,7 +42,6 @@ pub fn replay_shard(
     toolchains: &[(Option<String>, Toolchain)],
     settings: &Settings,
     shard: Shard,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<ReplayShardReport, ReplayError> {
     let started = Instant::now();
     let archs = fleet_archs(targets);
@@ -58,7 +57,7 @@ pub fn replay_shard(
             .filter(|_| next.next() == Some(shard.index))
             .cloned()
             .collect();
-        let done = compile_group(plan, &mine, settings, on_event)?;
+        let done = compile_group(plan, &mine, settings)?;
         outcomes.extend(
             mine.iter()
                 .zip(done.outcomes)

@@ -5,8 +5,8 @@
 
 use std::time::Instant;
 
+use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
 use crate::device::TargetDevice;
 use crate::input::spec::ProbeSpec;
 use crate::model::probe::{KernelInfo, ProbeReport, ToolInfo};
@@ -46,7 +46,6 @@ pub fn probe_shard(
     invocation: Invocation,
     targets: &[TargetDevice],
     shard: Shard,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<ShardReport, ProbeError> {
     let started = Instant::now();
     let (toolchain, settings) = (pipeline.toolchain(), pipeline.settings());
@@ -60,7 +59,7 @@ pub fn probe_shard(
         .filter(|(_, s)| *s == shard.index)
         .map(|(job, _)| job.clone())
         .collect();
-    let compiled = pipeline.compile(&mine, on_event);
+    let compiled = pipeline.compile(&mine);
     if let Some(message) = compiled.input_error {
         return Err(rejected(spec, &message));
     }

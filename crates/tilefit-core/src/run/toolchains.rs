@@ -1,10 +1,11 @@
 //! Which Python and Triton a compiling command uses: `--python`/`TILEFIT_PYTHON` as given, else
 //! the environment's Python when it imports triton, else the managed environment of the requested
 //! Triton version, installed on first use. What the choice is worth saying (a version that differs
-//! from the one asked for, an install under way) goes to `on_note`: the library never prints.
+//! from the one asked for, an install under way) goes to the run's reporter: the library never prints.
 
 use std::path::{Path, PathBuf};
 
+use crate::compile::Reporter;
 use crate::compile::toolchain::{self, DEFAULT_TRITON_VERSION, Toolchain, ToolchainError};
 use crate::input::cache_index::CacheIndex;
 
@@ -65,7 +66,7 @@ pub fn unsupported(version: &str) -> Option<String> {
 pub fn select(
     wanted: &Wanted,
     spec_version: Option<&str>,
-    on_note: &mut dyn FnMut(String),
+    reporter: &dyn Reporter,
 ) -> Result<Toolchain, SelectError> {
     if let Some(python) = &wanted.python {
         let t = toolchain::from_python(python)?;
@@ -80,7 +81,7 @@ pub fn select(
             .into());
         }
         if let Some(want) = spec_version.filter(|w| *w != t.triton_version) {
-            on_note(format!(
+            reporter.note(&format!(
                 "tilefit: note: `{}` has triton {}, not the {want} asked for; results record {}",
                 python.display(),
                 t.triton_version,
@@ -94,14 +95,14 @@ pub fn select(
     if wanted.triton.is_none()
         && let Some(t) = toolchain::from_environment()
     {
-        on_note(format!(
+        reporter.note(&format!(
             "tilefit: using the environment's Triton {} (Python {}, {})",
             t.triton_version,
             t.python_version,
             t.python.display()
         ));
         if let Some(want) = spec_version.filter(|w| *w != t.triton_version) {
-            on_note(format!(
+            reporter.note(&format!(
                 "tilefit: note: the spec asks for triton {want}; results record {}",
                 t.triton_version
             ));
@@ -113,26 +114,26 @@ pub fn select(
         .as_deref()
         .or(spec_version)
         .unwrap_or(DEFAULT_TRITON_VERSION);
-    provisioned(&toolchain::default_cache_dir(), version, on_note)
+    provisioned(&toolchain::default_cache_dir(), version, reporter)
 }
 
 /// The managed environment of a Triton version, installed on first use (pip's progress to
-/// `on_note`).
+/// the reporter).
 pub fn provisioned(
     cache_dir: &Path,
     version: &str,
-    on_note: &mut dyn FnMut(String),
+    reporter: &dyn Reporter,
 ) -> Result<Toolchain, SelectError> {
     if let Some(t) = toolchain::managed(cache_dir, version) {
         return Ok(t);
     }
-    on_note(format!(
+    reporter.note(&format!(
         "tilefit: installing triton=={version} into {} (once per version)",
         toolchain::toolchains_dir(cache_dir).display()
     ));
     toolchain::ensure_managed(cache_dir, version, &mut |line| {
         if !line.starts_with("  ") {
-            on_note(format!("  {line}"));
+            reporter.note(&format!("  {line}"));
         }
     })
     .map_err(|source| SelectError::Provisioning {
@@ -146,7 +147,7 @@ pub fn provisioned(
 pub fn for_version(
     python: Option<&Path>,
     version: &str,
-    on_note: &mut dyn FnMut(String),
+    reporter: &dyn Reporter,
 ) -> Result<Toolchain, SelectError> {
     if let Some(python) = python
         && let Ok(t) = toolchain::from_python(python)
@@ -154,7 +155,7 @@ pub fn for_version(
     {
         return Ok(t);
     }
-    provisioned(&toolchain::default_cache_dir(), version, on_note)
+    provisioned(&toolchain::default_cache_dir(), version, reporter)
 }
 
 /// One toolchain per Triton version recorded in the caches: `--python` for all of them when
@@ -162,7 +163,7 @@ pub fn for_version(
 pub fn for_caches(
     index: &CacheIndex,
     wanted: &Wanted,
-    on_note: &mut dyn FnMut(String),
+    reporter: &dyn Reporter,
 ) -> Result<Vec<(Option<String>, Toolchain)>, SelectError> {
     let mut versions: Vec<Option<String>> = Vec::new();
     for kernel in &index.kernels {
@@ -185,14 +186,14 @@ pub fn for_caches(
                 triton,
             },
             None,
-            on_note,
+            reporter,
         )?;
         match &version {
-            Some(v) if *v != chosen.triton_version => on_note(format!(
+            Some(v) if *v != chosen.triton_version => reporter.note(&format!(
                 "tilefit: note: kernels produced by Triton {v} are replayed with Triton {}",
                 chosen.triton_version
             )),
-            None => on_note(format!(
+            None => reporter.note(&format!(
                 "tilefit: note: some cache entries do not record their Triton version; replaying them with {}",
                 chosen.triton_version
             )),

@@ -11,7 +11,7 @@ use super::replay;
 use super::toolchains::{self, Wanted};
 use super::verify::{self, Case};
 pub use super::verify_error::VerifyError;
-use crate::compile::{Event, Pool, Settings, WorkerCommand};
+use crate::compile::{Pool, Settings, WorkerCommand};
 use crate::cuda::{self, LiveDevice, Session};
 use crate::device::{DeviceTable, TargetDevice};
 use crate::hint::Hinted;
@@ -103,8 +103,6 @@ fn local_target(ordinal: i32) -> Result<(LiveDevice, TargetDevice), VerifyError>
 pub fn verify_local(
     request: &VerifyRequest,
     settings: &Settings,
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<VerifyReport, VerifyError> {
     let (device, target) = local_target(request.device)?;
     let binaries = settings
@@ -123,7 +121,7 @@ pub fn verify_local(
         ..settings.clone()
     };
     let warp = u32::try_from(device.warp_size).unwrap_or(32);
-    let report = compile(request, &target, &settings, warp, on_note, on_event).and_then(
+    let report = compile(request, &target, &settings, warp).and_then(
         |(cases, launches, not_compiled, triton_version, source)| {
             let session = Session::open(device.ordinal)?;
             let rows = verify::judge(&session, &cases, target.smem_per_block_optin, &launches)?;
@@ -161,21 +159,19 @@ fn compile(
     target: &TargetDevice,
     settings: &Settings,
     warp: u32,
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<Compiled, VerifyError> {
     let binaries = settings.binaries.clone().unwrap_or_default();
     match source_of(&request.input)? {
         Source::Spec(path) => {
             let mut spec = spec::load(&path)?;
-            let toolchain = toolchains::select(&request.wanted, spec.triton.as_deref(), on_note)?;
+            let toolchain =
+                toolchains::select(&request.wanted, spec.triton.as_deref(), &*settings.reporter)?;
             spec.resolve_module(&toolchain.python)?;
             let report = crate::run::pipeline::probe(
                 &spec,
                 std::slice::from_ref(target),
                 &toolchain,
                 settings,
-                on_event,
             )?;
             let (cases, not_compiled) = verify::probe_cases(
                 &report,
@@ -184,7 +180,7 @@ fn compile(
                 request.launch.then_some(&spec.launch),
             );
             let launches = if request.launch {
-                on_note(format!(
+                settings.reporter.note(&format!(
                     "tilefit: launching {} configs once each on the GPU, {} at a time",
                     cases.len(),
                     settings.jobs
@@ -218,7 +214,7 @@ fn compile(
         .into()),
         Source::Caches(caches) => {
             let index = cache_index::scan(&caches)?;
-            let toolchains = toolchains::for_caches(&index, &request.wanted, on_note)?;
+            let toolchains = toolchains::for_caches(&index, &request.wanted, &*settings.reporter)?;
             let report = replay::replay(
                 &index,
                 &caches,
@@ -226,7 +222,6 @@ fn compile(
                 std::slice::from_ref(target),
                 &toolchains,
                 settings,
-                on_event,
             )?;
             let (cases, not_compiled) = verify::replay_cases(&report, warp);
             let versions: Vec<String> = report

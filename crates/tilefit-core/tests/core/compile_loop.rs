@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use tilefit_core::cancel::Cancel;
-use tilefit_core::compile::{self, ErrorKind, Event, Pool, Settings, WorkerCommand};
+use tilefit_core::compile::{
+    self, ErrorKind, Event, Pool, Reporter, Reporting, Settings, WorkerCommand,
+};
 use tilefit_core::device::{Backend, Target};
 use tilefit_core::plan::{Job, KeyContext};
 use tilefit_core::vocab::{CompileJob, Request};
@@ -27,7 +29,28 @@ fn settings(name: &str) -> Settings {
         read_resources: false,
         cancel: Cancel::new(),
         worker_start: tilefit_core::compile::WorkerStart::Fork,
+        reporter: Reporting::silent(),
     }
+}
+
+/// The events a run reports, kept.
+#[derive(Default)]
+struct Events(std::sync::Mutex<Vec<Event>>);
+
+impl Reporter for Events {
+    fn event(&self, event: Event) {
+        self.0.lock().unwrap().push(event);
+    }
+}
+
+/// `settings` reporting to a fresh [`Events`].
+fn reporting(settings: &Settings) -> (Settings, std::sync::Arc<Events>) {
+    let events = std::sync::Arc::new(Events::default());
+    let settings = Settings {
+        reporter: Reporting::to(events.clone()),
+        ..settings.clone()
+    };
+    (settings, events)
 }
 
 fn pool(settings: &Settings) -> Pool {
@@ -89,8 +112,9 @@ fn identical_jobs_compile_once_and_the_cache_answers_the_next_run() {
     // Jobs 0 and 2 are the same compile (same key); job 1 costs more and runs first.
     let jobs = [job("ok", 16, 1), job("ok", 32, 9), job("ok", 16, 1)];
     assert_eq!(jobs[0].key, jobs[2].key);
-    let mut events = Vec::new();
-    let first = compile::compile_all(&jobs, &pool, &settings, &mut |e| events.push(e));
+    let (reported, events) = reporting(&settings);
+    let first = compile::compile_all(&jobs, &pool, &reported);
+    let events = std::mem::take(&mut *events.0.lock().unwrap());
     assert_eq!(
         events[0],
         Event::Planned {
@@ -119,8 +143,9 @@ fn identical_jobs_compile_once_and_the_cache_answers_the_next_run() {
     assert!(compile::complete(first.outcomes.iter().map(|(o, _)| o)));
     assert_eq!(first.input_error, None);
 
-    let mut events = Vec::new();
-    let second = compile::compile_all(&jobs, &pool, &settings, &mut |e| events.push(e));
+    let (reported, events) = reporting(&settings);
+    let second = compile::compile_all(&jobs, &pool, &reported);
+    let events = std::mem::take(&mut *events.0.lock().unwrap());
     assert_eq!(
         events,
         [Event::Planned {
@@ -138,7 +163,7 @@ fn worker_faults_are_not_cached_and_an_interrupt_leaves_the_run_incomplete() {
     let settings = settings("faults");
     let pool = pool(&settings);
     let jobs = [job("crash", 1, 1), job("ok", 2, 1)];
-    let run = compile::compile_all(&jobs, &pool, &settings, &mut |_| {});
+    let run = compile::compile_all(&jobs, &pool, &settings);
     let error = run.outcomes[0].0.error.as_ref().unwrap();
     assert_eq!(error.kind, ErrorKind::WorkerFault);
     assert!(error.message.contains("SIGSEGV"), "{}", error.message);
@@ -152,7 +177,7 @@ fn worker_faults_are_not_cached_and_an_interrupt_leaves_the_run_incomplete() {
         ..settings.clone()
     };
     stopped.cancel.cancel();
-    let run = compile::compile_all(&jobs, &pool, &stopped, &mut |_| {});
+    let run = compile::compile_all(&jobs, &pool, &stopped);
     assert!(run.outcomes.iter().all(|(o, _)| o.is_interrupted()));
     assert!(!compile::complete(run.outcomes.iter().map(|(o, _)| o)));
 }

@@ -16,8 +16,7 @@ mod toolchain;
 mod verify;
 
 use crate::cli::{Cli, Command, ProbeArgs};
-use crate::session::ProbeMode;
-use crate::session::ProbeSession;
+use crate::session::probe::{ProbeMode, ProbeSession};
 
 /// Run the parsed command line.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {

@@ -2,13 +2,11 @@
 //! for the mode (a run, a shard or a job dump) with progress on stderr; the report printed and
 //! gated.
 
-use tilefit_core::compile::Event;
 use tilefit_core::run::pipeline::Pipeline;
 use tilefit_core::run::{probe, shard};
 
 use crate::emit;
-use crate::session::ProbeMode;
-use crate::session::ProbeSession;
+use crate::session::probe::{ProbeMode, ProbeSession};
 
 pub fn run(run: &ProbeSession) -> anyhow::Result<u8> {
     let session = &run.session;
@@ -18,29 +16,19 @@ pub fn run(run: &ProbeSession) -> anyhow::Result<u8> {
     // One pipeline for the run: the probe, every `--emit-files` round and its read-back share
     // its workers; the config files are read once, and all of them judge the same values.
     let pipeline = Pipeline::new(&toolchain, &session.settings, "probe");
-    let (progress, jobs) = (&session.progress, session.settings.jobs);
-    let mut on_event =
-        |event: Event| progress.event_noting_plans(event, &toolchain.triton_version, jobs);
-    let mut on_note = |line: String| session.note(&line);
+    let progress = &session.progress;
+    progress.note_plans(&toolchain.triton_version, session.settings.jobs);
     let (targets, outputs) = (&run.targets, &run.outputs);
     match &run.mode {
         ProbeMode::DumpJobs(path) => emit::emit_jobs(&pipeline.jobs(&spec, targets)?, path),
         ProbeMode::Shard(part) => {
             let invocation = run.invocation.clone();
-            let written =
-                shard::probe_shard(&pipeline, &spec, invocation, targets, *part, &mut on_event);
+            let written = shard::probe_shard(&pipeline, &spec, invocation, targets, *part);
             progress.finish();
             emit::emit_shard(&written?, &outputs.output)
         }
         ProbeMode::Single | ProbeMode::Matrix(_) => {
-            let done = probe::probe_run(
-                &pipeline,
-                &mut spec,
-                targets,
-                run.run(),
-                &mut on_note,
-                &mut on_event,
-            );
+            let done = probe::probe_run(&pipeline, &mut spec, targets, run.run());
             progress.finish();
             let (mut report, fixed) = done?;
             emit::finish_probe(

@@ -3,7 +3,7 @@
 //! apply the gate; a shipped package's kernels are judged as recorded. `--list` prints what the
 //! caches hold.
 
-use tilefit_core::compile::{Event, toolchain};
+use tilefit_core::compile::toolchain;
 use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::{fleet, replay, replay_shard, toolchains};
 
@@ -23,21 +23,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
     let targets = fleet::of_names(&args.targets)?;
     let session = Session::new(&args.compile, None)?;
     let (progress, settings) = (&session.progress, &session.settings);
-    let toolchains =
-        toolchains::for_caches(index, &session.wanted, &mut |line| session.note(&line))?;
-    let mut on_event = |event: Event| progress.event(event);
+    let toolchains = toolchains::for_caches(index, &session.wanted, &**progress)?;
     crate::output::note(&inputs.summary(targets.len()));
     if let Some(shard) = shard {
         let invocation = crate::settings::replay_invocation(args, caches, settings);
-        let written = replay_shard::replay_shard(
-            index,
-            invocation,
-            &targets,
-            &toolchains,
-            settings,
-            shard,
-            &mut on_event,
-        );
+        let written =
+            replay_shard::replay_shard(index, invocation, &targets, &toolchains, settings, shard);
         progress.finish();
         return emit::emit_shard(&written?, &args.output);
     }
@@ -48,7 +39,6 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<u8> {
         &targets,
         &toolchains,
         settings,
-        &mut on_event,
     );
     progress.finish();
     let report = report?;

@@ -3,14 +3,16 @@
 //! before the driver, and report prediction against driver with the agreement rate. Exit 1 on any
 //! disagreement, 2 when there is no driver.
 
-use tilefit_core::compile::Event;
+use std::sync::Arc;
+
+use tilefit_core::compile::Reporting;
 use tilefit_core::render::{Exporter, Terminal};
 use tilefit_core::run::verify_local::{VerifyRequest, verify_local};
 
 use crate::cli::VerifyArgs;
 use crate::exit_codes;
 use crate::output;
-use crate::progress::Progress;
+use crate::progress::{Launching, Progress};
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
     let request = VerifyRequest {
@@ -19,17 +21,11 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         launch: args.launch,
         wanted: crate::settings::wanted(&args.python),
     };
-    let settings = crate::settings::for_verify(args)?;
-    let progress = Progress::new();
-    let mut on_note = |line: String| {
-        if line.starts_with("tilefit: launching") {
-            progress.finish();
-        }
-        progress.note(&line);
-    };
-    let mut on_event = |event: Event| progress.event(event);
-    let report = verify_local(&request, &settings, &mut on_note, &mut on_event);
-    progress.finish();
+    let mut settings = crate::settings::for_verify(args)?;
+    let progress = Arc::new(Launching(Progress::new()));
+    settings.reporter = Reporting::to(progress.clone());
+    let report = verify_local(&request, &settings);
+    progress.0.finish();
     let report = report?;
     match args.json.as_deref() {
         Some("-") => output::print_json(&report)?,

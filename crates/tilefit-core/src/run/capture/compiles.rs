@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use crate::compile::Event;
 use crate::device::TargetDevice;
 use crate::input::capture::Records;
 use crate::input::spec;
@@ -22,7 +21,6 @@ fn compile_all(
     compiles: &[Compile],
     scopes: &BTreeMap<String, String>,
     target: &TargetDevice,
-    on_event: &mut dyn FnMut(Event),
 ) -> Vec<CompileReport> {
     let mut reports: Vec<CompileReport> = compiles
         .iter()
@@ -78,7 +76,7 @@ fn compile_all(
         }
     }
     // One batch for all of them: the pool's workers compile side by side.
-    let results = pipeline.probe_all(&specs, std::slice::from_ref(target), on_event);
+    let results = pipeline.probe_all(&specs, std::slice::from_ref(target));
     for (i, outcome) in spec_of.into_iter().zip(results) {
         match outcome {
             Ok(probe) => reports[i].result = probe.results.into_iter().next(),
@@ -92,7 +90,7 @@ fn compile_all(
 /// the shards made, taken from their reports by what was compiled.
 pub(super) enum Compiler<'a, 'p> {
     /// Compile on the run's pipeline.
-    Pipeline(&'a Pipeline<'p>, &'a mut dyn FnMut(Event)),
+    Pipeline(&'a Pipeline<'p>),
     /// The shards' reports of this target.
     Shards(&'a [&'a TargetCapture]),
 }
@@ -115,13 +113,9 @@ pub(super) fn judge_target(
     report.assumptions.clone_from(&records.assumptions);
     report.scopes.clone_from(&records.scopes);
     report.compiles = match &mut source {
-        Compiler::Pipeline(pipeline, on_event) => compile_all(
-            pipeline,
-            &planned.compiles,
-            &records.scopes,
-            &target,
-            &mut **on_event,
-        ),
+        Compiler::Pipeline(pipeline) => {
+            compile_all(pipeline, &planned.compiles, &records.scopes, &target)
+        }
         Compiler::Shards(shards) => super::shard_compiles::from_shards(shards, &planned.compiles),
     };
     report.launches = planned
@@ -168,7 +162,7 @@ pub(super) fn judge_target(
         })
         .collect();
     match source {
-        Compiler::Pipeline(pipeline, on_event) => fix_launches(pipeline, &mut report, on_event),
+        Compiler::Pipeline(pipeline) => fix_launches(pipeline, &mut report),
         Compiler::Shards(shards) => super::shard_compiles::fixes_from_shards(shards, &mut report),
     }
     report
@@ -177,11 +171,7 @@ pub(super) fn judge_target(
 /// For every launch that crashes the engine, the nearest configs that fit on its device: the
 /// candidates of the over-budget config (of an autotuned list none of whose configs fits, the
 /// smallest one's), compiled for the device in one batch, judged, and named with what to pass.
-fn fix_launches(
-    pipeline: &Pipeline<'_>,
-    report: &mut TargetCapture,
-    on_event: &mut dyn FnMut(Event),
-) {
+fn fix_launches(pipeline: &Pipeline<'_>, report: &mut TargetCapture) {
     let target = report.device.clone();
     let mut wanted: Vec<(usize, Vec<(crate::fix::files::Candidate, Compile)>)> = Vec::new();
     // Scope texts of templates with edited tiles, by digest.
@@ -213,7 +203,7 @@ fn fix_launches(
         all.extend(edited);
         std::borrow::Cow::Owned(all)
     };
-    let results = compile_all(pipeline, &all, &scopes, &target, on_event);
+    let results = compile_all(pipeline, &all, &scopes, &target);
     let mut next = results.iter();
     for (at, candidates) in wanted {
         let bytes: Vec<Option<u64>> = candidates

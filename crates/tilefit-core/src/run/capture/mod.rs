@@ -20,9 +20,8 @@ mod units;
 pub use error::{CaptureError, CaptureRun};
 pub use merge::merge;
 
-use crate::compile::script;
+use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
-use crate::compile::{Event, Settings};
 use crate::device::emulated::EmulatedDevice;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::model::capture::{CAPTURE_SCHEMA_VERSION, CaptureReport, TargetCapture};
@@ -79,8 +78,9 @@ fn starting(
     )
 }
 
-/// Each target's start, once, and its tests done and left when a line is due, while it runs.
-fn show_progress(
+/// The lines to note while the run goes: each target's start, once, and its tests done and left
+/// when a line is due.
+fn progress_lines(
     (run, shown, emulated, shares, dir): (
         &CaptureRun<'_>,
         &str,
@@ -90,15 +90,15 @@ fn show_progress(
     ),
     judged: &[Option<TargetCapture>],
     (progress, shown_start): (&mut units::Progress, &mut [bool]),
-    on_note: &mut dyn FnMut(String),
-) {
+) -> Vec<String> {
+    let mut lines = Vec::new();
     for (target, parts) in shares.iter().enumerate() {
         if parts.is_empty() || judged[target].is_some() {
             continue;
         }
         if !shown_start[target] {
             shown_start[target] = true;
-            on_note(starting(
+            lines.push(starting(
                 shown,
                 (target, run.targets.len()),
                 &run.targets[target],
@@ -110,10 +110,9 @@ fn show_progress(
             .iter()
             .map(|&u| units::progress_of(&units::progress_file(dir, u)))
             .collect();
-        if let Some(line) = progress.line(target, &run.targets[target].device, &counts) {
-            on_note(line);
-        }
+        lines.extend(progress.line(target, &run.targets[target].device, &counts));
     }
+    lines
 }
 
 /// Whether a target that was to run has no report, or its run was cancelled.
@@ -133,9 +132,6 @@ pub fn capture(
     run: &CaptureRun<'_>,
     toolchain: &Toolchain,
     settings: &Settings,
-    on_note: &mut dyn FnMut(String),
-    on_output: &mut dyn FnMut(&str, script::Stream, &str),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<CaptureReport, CaptureError> {
     if run.module.is_none() {
         std::fs::metadata(run.script)
@@ -145,9 +141,9 @@ pub fn capture(
         Some(module) => format!("-m {module}"),
         None => run.script.display().to_string(),
     };
-    let table = DeviceTable::builtin()?;
+    let (table, reporter) = (DeviceTable::builtin()?, &settings.reporter);
     if let Some(warning) = untested_triton(&toolchain.triton_version) {
-        on_note(warning);
+        reporter.note(&warning);
     }
     // One pipeline for the whole run: every target's compiles and fixes share its workers, and
     // its scratch folder holds the package, the records and the kernels' scope files.
@@ -191,7 +187,7 @@ pub fn capture(
             match message {
                 Some(units::Message::Line(unit, stream, line)) => {
                     let target = units[unit].target;
-                    on_output(&emulated[target].key, stream, &line);
+                    reporter.output(&emulated[target].key, stream, &line);
                 }
                 Some(units::Message::Done(unit, result)) => {
                     let target = units[unit].target;
@@ -204,20 +200,20 @@ pub fn capture(
                             run,
                             (&run.targets[target], &emulated[target]),
                             parts.collect(),
-                            on_event,
                         );
-                        on_note(target::judged_line((target, run.targets.len()), &report));
+                        reporter.note(&target::judged_line((target, run.targets.len()), &report));
                         judged[target] = Some(report);
                     }
                 }
                 None => {}
             }
-            show_progress(
+            for line in progress_lines(
                 (run, &shown, &emulated, &shares, dir),
                 &judged,
                 (&mut progress, &mut shown_start),
-                on_note,
-            );
+            ) {
+                reporter.note(&line);
+            }
         }
         Ok(())
     })?;

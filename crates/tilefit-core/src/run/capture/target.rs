@@ -12,7 +12,6 @@ use crate::input::capture::{self, Records, RecordsError};
 use crate::input::capture_children;
 use crate::model::capture::{ChildRun, ScriptRun};
 
-use crate::compile::Event;
 use crate::device::TargetDevice;
 use crate::judge::capture::target_failures;
 use crate::model::capture::TargetCapture;
@@ -205,7 +204,6 @@ pub(super) fn judge_parts(
     run: &CaptureRun<'_>,
     (target, emulated): (&TargetDevice, &EmulatedDevice),
     parts: Vec<TargetRecords>,
-    on_event: &mut dyn FnMut(Event),
 ) -> TargetCapture {
     let mut processes = Vec::new();
     let mut records = Vec::new();
@@ -240,11 +238,7 @@ pub(super) fn judge_parts(
         records: None,
     };
     let mut report = match &records {
-        Some(records) => judge_target(
-            compiles::Compiler::Pipeline(pipeline, on_event),
-            records,
-            report,
-        ),
+        Some(records) => judge_target(compiles::Compiler::Pipeline(pipeline), records, report),
         None => report,
     };
     report.failures = target_failures(&report, run.allow_empty, run.allow_stopped);

@@ -29,7 +29,6 @@ mod sweep;
 
 pub use error::FixFilesError;
 
-use crate::compile::Event;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::render_file;
 use crate::input::config_files::{ConfigFile, FileProblem};
@@ -81,8 +80,6 @@ pub fn fix_files(
     spec: &ProbeSpec,
     report: &ProbeReport,
     fleet: &[TargetDevice],
-    on_note: &mut dyn FnMut(String),
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<FixedFiles, FixFilesError> {
     if spec.config_files.is_none() && spec.config_set.is_none() {
         return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
@@ -139,22 +136,22 @@ pub fn fix_files(
             break;
         }
         round_number += 1;
-        on_note(format!(
+        settings.reporter.note(&format!(
             "tilefit: --emit-files round {round_number}: {} entries or candidates to compile",
             round.len()
         ));
-        let Some(results) = compile_round(pipeline, spec, &work, &round, on_event)? else {
+        let Some(results) = compile_round(pipeline, spec, &work, &round)? else {
             return Ok(interrupted());
         };
         settle(&mut work, &round, &results);
     }
     let (files, checks): (Vec<FileFix>, Vec<Check>) =
         work.into_iter().map(|item| finish(item, table)).unzip();
-    on_note(format!(
+    settings.reporter.note(&format!(
         "tilefit: --emit-files: reading the {} files back as the engine does and judging them again",
         files.len()
     ));
-    let Some(rejudged) = rejudge(pipeline, spec, &files, &checks, on_event)? else {
+    let Some(rejudged) = rejudge(pipeline, spec, &files, &checks)? else {
         return Ok(interrupted());
     };
     Ok(FixedFiles {

@@ -7,7 +7,6 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::compile::Event;
 use crate::device::TargetDevice;
 use crate::input::spec::ProbeSpec;
 use crate::model::fix_files::FileFix;
@@ -64,7 +63,6 @@ pub(super) fn rejudge(
     spec: &ProbeSpec,
     files: &[FileFix],
     checks: &[Check],
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<usize>, FixFilesError> {
     if files.is_empty() {
         return Ok(Some(0));
@@ -86,7 +84,7 @@ pub(super) fn rejudge(
         let base = file.name.rsplit('/').next().unwrap_or(&file.name);
         folder.insert(w, (format!("file-{w}/{base}"), entries));
     }
-    let Some(results) = sweep_files(pipeline, spec, &items, on_event)? else {
+    let Some(results) = sweep_files(pipeline, spec, &items)? else {
         return Ok(None);
     };
     let mut count = 0;

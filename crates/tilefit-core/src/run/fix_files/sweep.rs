@@ -5,7 +5,6 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::compile::Event;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::{file_name_for, render_file};
 use crate::input::config_files;
@@ -31,7 +30,6 @@ pub(super) fn sweep_files(
     pipeline: &Pipeline<'_>,
     spec: &ProbeSpec,
     items: &BTreeMap<String, (Vec<TargetDevice>, Folder)>,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<Swept>, FixFilesError> {
     let table = DeviceTable::builtin()?;
     let cancel = &pipeline.settings().cancel;
@@ -51,7 +49,7 @@ pub(super) fn sweep_files(
             names.insert(name.clone(), *w);
         }
         round_spec.config_set = Some(set);
-        let report = pipeline.probe(&round_spec, fleet, on_event);
+        let report = pipeline.probe(&round_spec, fleet);
         // An interrupt may end the sweep anywhere, an error included: it is an interrupt.
         if cancel.is_cancelled() {
             return Ok(None);
@@ -99,7 +97,6 @@ pub(super) fn compile_round(
     spec: &ProbeSpec,
     work: &[Work],
     round: &Round,
-    on_event: &mut dyn FnMut(Event),
 ) -> Result<Option<Judgements>, FixFilesError> {
     let mut by_item: BTreeMap<usize, Vec<(usize, Option<usize>)>> = BTreeMap::new();
     for &(w, e, c) in round {
@@ -129,7 +126,7 @@ pub(super) fn compile_round(
         }
         folder.insert(*w, (format!("item-{w}/{name}"), entries));
     }
-    let Some(results) = sweep_files(pipeline, spec, &items, on_event)? else {
+    let Some(results) = sweep_files(pipeline, spec, &items)? else {
         return Ok(None);
     };
     let mut out = Judgements::new();

@@ -65,7 +65,7 @@ const BINARY_LAYERS: &[&[&str]] = &[
     &["output", "failure"],
     // What every command shares: flags resolved into settings and modes, progress, the
     // session built from them, where a report goes and what it exits with.
-    &["settings", "progress", "session", "emit"],
+    &["settings", "progress", "session", "session::*", "emit"],
     // One file per command; none imports another.
     &["commands::*"],
     // The dispatch, and `main`.

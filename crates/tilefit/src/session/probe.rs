@@ -1,67 +1,22 @@
-//! A command's session, built once from its flags (ripgrep's `HiArgs::from_low_args` is the
-//! model): the settings the library runs with (jobs, cache, timeouts, SIGINT/SIGTERM wired to the
-//! cancel flag), the toolchain the flags ask for, and the progress drawn on stderr. `tilefit
-//! probe`'s whole flag set becomes a [`ProbeSession`] here, in one pass: the mode (flag
-//! conflicts refused in `settings` before anything is read), the spec, the targets and what the
-//! run writes; the commands then read the session, never the flags.
+//! `tilefit probe`'s whole flag set as a [`ProbeSession`], in one pass: the mode (flags that do
+//! not go together refused before anything is read), the spec, the targets, what a shard records
+//! and where the results go (the `--emit-files` folder made once every flag is accepted).
 
 use std::path::PathBuf;
 
 use tilefit_core::compile::toolchain as versions;
-use tilefit_core::hint::Hinted;
-use tilefit_core::plan::shard::Shard;
-
-use tilefit_core::compile::Settings;
-use tilefit_core::compile::toolchain::Toolchain;
 use tilefit_core::device::TargetDevice;
+use tilefit_core::hint::Hinted;
 use tilefit_core::input::spec::{self, ProbeSpec};
+use tilefit_core::judge::gate::Rule;
 use tilefit_core::model::shard::Invocation;
+use tilefit_core::plan::shard::Shard;
 use tilefit_core::run::fleet;
 use tilefit_core::run::probe::ProbeRun;
-use tilefit_core::run::toolchains::{self, Wanted, unsupported};
+use tilefit_core::run::toolchains::unsupported;
 
-use crate::cli::{CompileArgs, OutputArgs, ProbeArgs, Resources};
-use crate::progress::Progress;
-use crate::settings;
-use tilefit_core::judge::gate::Rule;
-
-/// What every compiling command runs with.
-pub struct Session {
-    /// The library's settings.
-    pub settings: Settings,
-    /// The interpreter or Triton version `--python`/`--triton` ask for.
-    pub wanted: Wanted,
-    /// Progress and notes on stderr.
-    pub progress: Progress,
-}
-
-impl Session {
-    /// The session of a command with these compile flags.
-    pub fn new(compile: &CompileArgs, worker_script: Option<PathBuf>) -> anyhow::Result<Session> {
-        let (settings, wanted) = settings::of_compile_args(compile, worker_script)?;
-        Ok(Session {
-            settings,
-            wanted,
-            progress: Progress::new(),
-        })
-    }
-
-    /// The toolchain the flags ask for (or the spec's `triton`), its provisioning noted.
-    pub fn toolchain(&self, spec_triton: Option<&str>) -> anyhow::Result<Toolchain> {
-        Ok(toolchains::select(
-            &self.wanted,
-            spec_triton,
-            &mut |line| {
-                self.note(&line);
-            },
-        )?)
-    }
-
-    /// A note on stderr.
-    pub fn note(&self, line: &str) {
-        self.progress.note(line);
-    }
-}
+use super::{Session, shard};
+use crate::cli::{OutputArgs, ProbeArgs, Resources};
 
 /// Where a probe's results go besides its report: the flags the finish reads.
 pub struct ProbeOutputs {
@@ -129,32 +84,6 @@ impl ProbeSession {
             emit_files: self.outputs.emit_files.is_some(),
         }
     }
-}
-
-/// The flags a capture refuses, each with what to do instead.
-pub fn capture_conflicts(args: &crate::cli::CaptureArgs) -> anyhow::Result<()> {
-    if args.output.html.is_some() {
-        return Err(Hinted::new(
-            "`--html` draws a probe's cliff map; a capture has none",
-            "use `--json FILE` or `--output-format markdown`",
-        )
-        .into());
-    }
-    if args.output.shipped.is_some() {
-        return Err(Hinted::new(
-            "`--shipped` names the configs an engine ships; a capture judges the configs the script launched",
-            "leave `--shipped` out: a launch over budget fails the capture by default",
-        )
-        .into());
-    }
-    if args.compile.python.triton.is_some() {
-        return Err(Hinted::new(
-            "`--triton` picks a managed Triton, which has no torch and none of the engine's packages: a capture runs the script in its own environment",
-            "pass `--python` of an environment with torch, the engine and the Triton to judge",
-        )
-        .into());
-    }
-    Ok(())
 }
 
 /// What `tilefit probe` does, decided from the flags before any work.
@@ -272,30 +201,4 @@ fn refused_with(args: &ProbeArgs, sharded: bool) -> anyhow::Result<()> {
         .into());
     }
     Ok(())
-}
-
-/// `--shard K/N` or `auto` (from the schedulers' variables); a shard needs `--json`.
-pub fn shard(text: Option<&str>, json: Option<&str>) -> anyhow::Result<Option<Shard>> {
-    let Some(text) = text else {
-        return Ok(None);
-    };
-    let shard = if text.trim() == "auto" {
-        Shard::from_env(|name| std::env::var(name).ok())
-    } else {
-        Shard::parse(text)
-    }
-    .map_err(|e| {
-        Hinted::new(
-            format!("--shard: {e}"),
-            "give `--shard 2/3` (or TILEFIT_SHARD=2/3), one value of K per machine",
-        )
-    })?;
-    if json.is_none() {
-        return Err(Hinted::new(
-            "--shard: a shard's results go to a file, for `tilefit merge`",
-            "add `--json shard-K.json`, then run `tilefit merge shard-*.json` once every shard is done",
-        )
-        .into());
-    }
-    Ok(Some(shard))
 }
