@@ -39,6 +39,24 @@ def test_random_numbers_are_the_cpu_generator_s_and_assumed(emulated):
     assert "random numbers drawn on the device" in got[0][1]
 
 
+def test_unseeded_device_numbers_are_the_same_in_every_run(emulated):
+    """A script that never seeds draws from the device's generator as it starts (torch's default
+    seed, as a CUDA generator's), so two runs give the same values and one report."""
+    import torch
+
+    from tilefit._patches import REGISTRY
+
+    drawn = []
+    for _ in range(2):
+        emulated("h100")
+        drawn.append(torch.randn(4, device="cuda").tolist())
+        assert REGISTRY.restore() == []
+    assert drawn[0] == drawn[1]
+    generator = torch.Generator()
+    generator.manual_seed(torch.Generator().initial_seed())
+    assert drawn[0] == torch.randn(4, generator=generator).tolist()
+
+
 def test_memory_never_written_reads_as_the_assumed_int(emulated):
     emulated("mi300x")
     import torch

@@ -250,9 +250,9 @@ def _on_device_generator(func, args, kwargs):
     import torch
 
     if _state.RUN.seeds["device"] is None:
-        generator = torch.Generator()
-        generator.seed()
-        _state.RUN.seeds["device"] = generator.get_state()
+        # Never seeded: the device's generator starts from torch's default seed, as a CUDA
+        # generator does, so two runs of the script draw the same numbers (and give one report).
+        _state.RUN.seeds["device"] = torch.Generator().get_state()
     saved = torch.get_rng_state()
     torch.set_rng_state(_state.RUN.seeds["device"])
     try:
