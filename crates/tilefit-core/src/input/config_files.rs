@@ -234,8 +234,8 @@ fn read_one(
 
 /// A config file from its text: `path` is where it is (or would be), `relative` its path below
 /// the pattern's fixed folder (its name in reports; a `triton_X_Y_Z` folder in it is the Triton
-/// it was tuned with). Files made in memory (`--emit-files`' candidates, and the files it read
-/// back) come through here as read ones do, so both are the same values.
+/// it was tuned with). The files `--emit-files` wrote are read back through here, as the
+/// engine would read them.
 pub fn from_text(
     path: &Path,
     relative: &Path,
@@ -259,6 +259,36 @@ pub fn from_text(
     let repeated_keys = json_text::top_level_members(text)
         .map(|m| json_text::repeated_keys(&m))
         .unwrap_or_default();
+    from_members(path, relative, map, repeated_keys, table, problems)
+}
+
+/// A config file made in memory (`--emit-files`' entries and candidates), named `relative` (its
+/// name says its device as a read file's does): the same value a file of these entries would
+/// read as, with each entry given the same checks, without writing or parsing any text.
+pub fn from_entries(
+    relative: &Path,
+    entries: &[(String, BTreeMap<String, Value>)],
+    table: &DeviceTable,
+    problems: &mut Vec<FileProblem>,
+) -> Result<ConfigFile, FileProblem> {
+    let members = entries.iter().map(|(key, entry)| {
+        let object = entry.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        (key.clone(), Value::Object(object))
+    });
+    from_members(relative, relative, members, Vec::new(), table, problems)
+}
+
+/// A config file of its top-level members: the entries checked (one left out is a problem of
+/// its own), the rest kept as the file's metadata, its device and Triton read from its name.
+fn from_members(
+    path: &Path,
+    relative: &Path,
+    map: impl IntoIterator<Item = (String, Value)>,
+    repeated_keys: Vec<String>,
+    table: &DeviceTable,
+    problems: &mut Vec<FileProblem>,
+) -> Result<ConfigFile, FileProblem> {
+    let problem = |problem: String| FileProblem::whole(path, problem);
     let mut entries = Vec::new();
     let mut metadata = Vec::new();
     for (key, config) in map {

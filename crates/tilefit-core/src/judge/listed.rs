@@ -4,7 +4,7 @@
 use crate::compile::OutcomeError;
 use crate::device::TargetDevice;
 use crate::input::config_files::FileProblem;
-use crate::input::spec::{ListedConfigs, ProbeSpec};
+use crate::input::spec::{ListedConfigs, Sweep};
 use crate::judge::probe::verdict_on;
 use crate::model::listed::{DeviceFit, FileEntry, FileReport, ListedReport};
 use crate::model::probe::ProbeResult;
@@ -201,7 +201,7 @@ fn file_reports(run: &ListedRun<'_>, results: &[ProbeResult]) -> Vec<FileReport>
 
 /// The listed configs' report: per device and per config file.
 pub(crate) fn summarize_listed(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     configs: &[Config],
     inputs: ListedInputs,
     results: &[ProbeResult],

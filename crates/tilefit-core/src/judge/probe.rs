@@ -10,7 +10,7 @@ use crate::compile::toolchain::Toolchain;
 use crate::compile::{self, CompileOutcome, OutcomeError};
 use crate::device::TargetDevice;
 use crate::device::occupancy::{self, BlockNeeds};
-use crate::input::spec::{ListKind, Preference, ProbeSpec};
+use crate::input::spec::{ListKind, Preference, Sweep};
 use crate::judge::verdict;
 use crate::model::probe::{
     KernelInfo, ProbeReport, ProbeResult, ProbeStats, REPORT_SCHEMA_VERSION, Recommendation,
@@ -122,7 +122,7 @@ pub fn judge_on(device: &TargetDevice, outcome: &CompileOutcome) -> DeviceVerdic
 }
 
 pub(crate) fn recommend(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     configs: &[Config],
     results: &[ProbeResult],
     targets: &[TargetDevice],
@@ -174,7 +174,7 @@ pub(crate) fn recommend(
 
 /// Recommend and put the report together.
 pub fn assemble(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     toolchain: &Toolchain,
     configs: &[Config],
@@ -195,7 +195,7 @@ pub fn assemble(
         python_version: toolchain.python_version.clone(),
         toolchain: Some(toolchain.origin),
         triton_env: toolchain.env.clone(),
-        spec: spec.path.display().to_string(),
+        spec: spec.origin.shown(),
         kernel,
         targets: targets.to_vec(),
         axes: spec.axes().iter().map(|a| a.name.clone()).collect(),

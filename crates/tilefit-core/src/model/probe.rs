@@ -156,7 +156,7 @@ impl KernelInfo {
     /// The report's kernel: the spec's file and function, how the worker loaded it, its parameters,
     /// and the digest of its source.
     pub fn of(
-        spec: &crate::input::spec::ProbeSpec,
+        spec: &crate::input::spec::Sweep,
         interface: &crate::vocab::KernelInterface,
         source_sha256: String,
     ) -> KernelInfo {

@@ -1,17 +1,19 @@
 //! A capture's launches as compiles: the distinct compiles of one target's launches, each launch
-//! (an autotuned one with every config it would try) pointing at its compiles, and the probe spec
-//! of a compile or of a kernel's compiles as a typed document (what the capture checks and
-//! compiles through the probe pipeline, and what `--emit-spec` serializes, so the two cannot
-//! disagree).
+//! (an autotuned one with every config it would try) pointing at its compiles, and the [`Sweep`]
+//! of a compile or of a kernel's compiles (what the capture compiles through the probe pipeline,
+//! and what `--emit-spec` writes, so the two cannot disagree).
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::Path;
 
 use serde_json::Value;
 
 use crate::input::capture::{
     CapturedArg, CapturedKernel, Frame, InductorKernel, InductorRescale, Launch, Records, Site,
 };
-use crate::input::spec::{KernelDocument, SpecDocument, TargetsDocument};
+use crate::input::spec::made::{SweepParts, spec_scalar};
+use crate::input::spec::{ArgTemplate, Axis, SpecError, Sweep, SweepOrigin};
+use crate::vocab::{DESCRIPTOR_TYPE, Descriptor, KernelSource, LoadMode, NONE_TYPE};
 
 /// One distinct compile: what decides the compiled kernel.
 #[derive(Debug, Clone, PartialEq)]
@@ -240,58 +242,35 @@ pub fn plan(records: &Records) -> Planned {
     planned
 }
 
-/// A JSON value as TOML, where TOML can say it (TOML has no null).
-fn toml_value(value: &Value) -> Option<toml::Value> {
-    Some(match value {
-        Value::Bool(b) => toml::Value::Boolean(*b),
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => toml::Value::Integer(i),
-            (None, Some(f)) => toml::Value::Float(f),
-            _ => return None,
-        },
-        Value::String(s) => toml::Value::String(s.clone()),
-        // A non-finite float, as the records carry it (JSON has none).
-        Value::Object(o) if o.len() == 1 => match o.get("float").and_then(Value::as_str) {
-            Some(text) => toml::Value::Float(text.parse::<f64>().ok()?),
-            None => return None,
-        },
-        Value::Null | Value::Array(_) | Value::Object(_) => return None,
-    })
-}
-
-/// An argument as `[args]` writes it: its type alone, or a table with its value, its alignment
-/// or its tensor descriptor.
-fn arg_value(arg: &CapturedArg) -> toml::Value {
-    let ty = toml::Value::String(arg.ty.clone());
-    let mut table = toml::Table::new();
-    table.insert("type".to_owned(), ty.clone());
-    if arg.ty == "tensordesc" {
-        let list = |v: &Option<Vec<u64>>| {
-            toml::Value::Array(
-                v.iter()
-                    .flatten()
-                    .map(|n| toml::Value::Integer(i64::try_from(*n).unwrap_or(i64::MAX)))
-                    .collect(),
-            )
+/// An argument as the sweep holds it: its type, its value, its alignment, or its tensor
+/// descriptor. A bare type reads `none` in any case as the `none` type, as a spec file's does.
+fn arg_template(arg: &CapturedArg) -> ArgTemplate {
+    if arg.ty == DESCRIPTOR_TYPE {
+        return ArgTemplate {
+            type_template: DESCRIPTOR_TYPE.to_owned(),
+            value: None,
+            aligned: true,
+            descriptor: Some(Descriptor {
+                dtype: arg.dtype.clone().unwrap_or_default(),
+                shape: arg.shape.clone().unwrap_or_default(),
+                strides: arg.strides.clone().unwrap_or_default(),
+                block_shape: arg.block_shape.clone().unwrap_or_default(),
+            }),
         };
-        table.insert(
-            "dtype".to_owned(),
-            toml::Value::String(arg.dtype.clone().unwrap_or_default()),
-        );
-        table.insert("shape".to_owned(), list(&arg.shape));
-        table.insert("strides".to_owned(), list(&arg.strides));
-        table.insert("block_shape".to_owned(), list(&arg.block_shape));
-        return toml::Value::Table(table);
     }
-    if let Some(value) = arg.value.as_ref().and_then(toml_value) {
-        table.insert("value".to_owned(), value);
-        return toml::Value::Table(table);
+    let value = arg.value.as_ref().and_then(spec_scalar);
+    let aligned = arg.aligned != Some(false);
+    let bare = value.is_none() && aligned;
+    ArgTemplate {
+        type_template: if bare && arg.ty.eq_ignore_ascii_case(NONE_TYPE) {
+            NONE_TYPE.to_owned()
+        } else {
+            arg.ty.clone()
+        },
+        value,
+        aligned,
+        descriptor: None,
     }
-    if arg.aligned == Some(false) {
-        table.insert("aligned".to_owned(), toml::Value::Boolean(false));
-        return toml::Value::Table(table);
-    }
-    ty
 }
 
 /// The file name of a kernel's scope file: `{function}.{digest prefix}.py`, the function's name
@@ -319,40 +298,36 @@ pub fn scope_file_name(kernel: &CapturedKernel) -> String {
     format!("{function}.{digest}.py")
 }
 
-/// The probe spec of `compiles` (one kernel's, with the same arguments and scope), as a
-/// document: what every compile shares is fixed, what differs is a sweep axis (so the spec sweeps
-/// at least the captured configs and is ready to sweep more). `scope_file` is the kernel's scope
-/// file as the spec names it (relative to the spec, or absolute). The capture checks it with
-/// `spec::from_document` and compiles it; `--emit-spec` writes it.
-pub fn spec_document(compiles: &[&Compile], targets: &[String], scope_file: &str) -> SpecDocument {
-    let mut doc = SpecDocument::default();
-    let Some(first) = compiles.first() else {
-        return doc;
-    };
-    // The scope file defines the kernel from its own source with the values its names had at the
-    // launch; it imports only Triton, so the engine's import-time code (which reads the device)
-    // never runs outside the emulation.
-    doc.kernel = KernelDocument {
-        file: Some(scope_file.to_owned()),
-        function: first.kernel.function.clone(),
-        load: Some("import".to_owned()),
-        ..KernelDocument::default()
-    };
-    if !targets.is_empty() {
-        doc.targets = Some(TargetsDocument {
-            devices: targets.to_vec(),
-        });
-    }
-    for (name, arg) in &first.args {
-        doc.args.insert(name.clone(), arg_value(arg));
-    }
-    let split = |values: &dyn Fn(&Compile) -> Option<Value>,
-                 name: &str,
-                 fixed: &mut toml::Table,
-                 axes: &mut toml::Table| {
-        let mut seen: Vec<toml::Value> = Vec::new();
+/// The sweep of `compiles` (one kernel's, with the same arguments and scope) for `device`: what
+/// every compile shares is fixed, what differs is an axis (so it sweeps at least the captured
+/// configs and is ready to sweep more), checked as a spec file's parts are. `scope_file` is the
+/// kernel's scope file. The capture compiles it; `--emit-spec` writes it.
+pub fn sweep_of(
+    compiles: &[&Compile],
+    device: &str,
+    scope_file: &Path,
+) -> Result<Sweep, SpecError> {
+    let function = compiles
+        .first()
+        .map(|c| c.kernel.function.clone())
+        .unwrap_or_default();
+    let args = compiles.first().map_or_else(Vec::new, |first| {
+        first
+            .args
+            .iter()
+            .map(|(name, arg)| (name.clone(), arg_template(arg)))
+            .collect()
+    });
+    // One value in every compile is fixed; two or more are an axis of them in first-seen order.
+    let mut constexprs = Vec::new();
+    let mut options = Vec::new();
+    let mut axes = Vec::new();
+    let mut split = |values: &dyn Fn(&Compile) -> Option<&Value>,
+                     name: &str,
+                     fixed: &mut Vec<(String, Value)>| {
+        let mut seen: Vec<Value> = Vec::new();
         for compile in compiles {
-            if let Some(v) = values(compile).as_ref().and_then(toml_value)
+            if let Some(v) = values(compile).and_then(spec_scalar)
                 && !seen.contains(&v)
             {
                 seen.push(v);
@@ -360,38 +335,44 @@ pub fn spec_document(compiles: &[&Compile], targets: &[String], scope_file: &str
         }
         match seen.len() {
             0 => {}
-            1 => {
-                fixed.insert(name.to_owned(), seen.remove(0));
-            }
-            _ => {
-                axes.insert(name.to_owned(), toml::Value::Array(seen));
-            }
+            1 => fixed.push((name.to_owned(), seen.remove(0))),
+            _ => axes.push(Axis {
+                name: name.to_owned(),
+                values: seen,
+            }),
         }
     };
-    // The captured values are the launches' own: the kernel's autotune list (if any) is not swept.
-    let mut axes = toml::Table::new();
-    axes.insert("autotune".to_owned(), toml::Value::Boolean(false));
-    for name in first.constexprs.keys() {
-        split(
-            &|c| c.constexprs.get(name).cloned(),
-            name,
-            &mut doc.constexprs,
-            &mut axes,
-        );
+    if let Some(first) = compiles.first() {
+        for name in first.constexprs.keys() {
+            split(&|c| c.constexprs.get(name), name, &mut constexprs);
+        }
     }
     let mut option_names: Vec<&String> = compiles.iter().flat_map(|c| c.options.keys()).collect();
     option_names.sort();
     option_names.dedup();
     for name in option_names {
-        split(
-            &|c| c.options.get(name).cloned(),
-            name,
-            &mut doc.options,
-            &mut axes,
-        );
+        split(&|c| c.options.get(name), name, &mut options);
     }
-    doc.sweep = axes;
-    doc
+    // The scope file defines the kernel from its own source with the values its names had at
+    // the launch; it imports only Triton, so the engine's import-time code (which reads the
+    // device) never runs outside the emulation.
+    Sweep::of_parts(SweepParts {
+        origin: SweepOrigin::Captured {
+            function: function.clone(),
+            device: device.to_owned(),
+        },
+        kernel_file: scope_file.to_path_buf(),
+        function,
+        source: KernelSource {
+            load: LoadMode::Import,
+            ..KernelSource::default()
+        },
+        args,
+        constexprs,
+        options,
+        axes,
+        targets: vec![device.to_owned()],
+    })
 }
 
 /// Where a compile's kernel was defined, for a spec's header: `file line N`, one line.

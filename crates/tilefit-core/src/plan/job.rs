@@ -7,7 +7,7 @@
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-use crate::input::spec::{self, OPTION_AXES, ProbeSpec, SpecError};
+use crate::input::spec::{self, OPTION_AXES, SpecError, Sweep};
 use crate::vocab::{self, Config, JobArg, KernelParam};
 
 /// A config bound to the kernel: what goes where.
@@ -24,7 +24,7 @@ pub struct BoundConfig {
 /// Check every name in the spec against the kernel's parameters, then bind one config. Called for
 /// every config before anything compiles, so a bad spec fails fast with the field to fix.
 pub fn bind(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     params: &[KernelParam],
     config: &Config,
 ) -> Result<BoundConfig, SpecError> {
@@ -65,7 +65,7 @@ pub fn bind(
 
 /// A spec checked against one kernel's parameter list.
 struct Binder<'a> {
-    spec: &'a ProbeSpec,
+    spec: &'a Sweep,
     params: &'a [KernelParam],
     /// [args], with the config's variant applied.
     arg_templates: &'a [(String, spec::ArgTemplate)],
@@ -76,7 +76,7 @@ struct Binder<'a> {
 impl Binder<'_> {
     fn error(&self, field: String, problem: String, fix: String) -> SpecError {
         SpecError::Field {
-            path: self.spec.path.display().to_string(),
+            path: self.spec.origin.shown(),
             field,
             problem,
             fix,

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::device::{Target, TargetDevice};
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 use crate::plan::job::BoundConfig;
 use crate::plan::{Job, KeyContext, key};
 use crate::vocab::{CompileJob, Config, Request, describe_config};
@@ -53,7 +53,7 @@ pub fn fleet_archs(targets: &[TargetDevice]) -> Vec<Target> {
 /// One job per (config, arch), archs in fleet order; a config that lists its archs (a config
 /// file's entry) only for those.
 pub fn plan_jobs(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     configs: &[Config],
     bound: Vec<BoundConfig>,
     targets: &[TargetDevice],
@@ -119,7 +119,7 @@ mod tests {
     use super::*;
     use crate::device::DeviceTable;
 
-    fn spec() -> ProbeSpec {
+    fn spec() -> Sweep {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../../examples/mla_decode/spec.toml");
         crate::input::spec::load(&path).unwrap()
@@ -135,7 +135,7 @@ mod tests {
         }
     }
 
-    fn bound(spec: &ProbeSpec, configs: &[Config]) -> Vec<BoundConfig> {
+    fn bound(spec: &Sweep, configs: &[Config]) -> Vec<BoundConfig> {
         configs
             .iter()
             .map(|_| BoundConfig {

@@ -10,8 +10,7 @@ use serde_json::Value;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::input::config_files::{ConfigFile, FileProblem};
 use crate::input::spec::{
-    EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, ProbeSpec, SpecError,
-    VARIANT_KEY,
+    EntryEdits, ListKind, ListedConfig, ListedConfigs, OPTION_AXES, SpecError, Sweep, VARIANT_KEY,
 };
 use crate::vocab::AutotuneConfig;
 use crate::vocab::Config;
@@ -76,7 +75,7 @@ pub struct PreparedFile {
 }
 
 /// The file's variant label, when the spec's `[files.variants]` describe every part of it.
-pub(crate) fn describe_variant(spec: &ProbeSpec, file: &ConfigFile) -> Result<String, String> {
+pub(crate) fn describe_variant(spec: &Sweep, file: &ConfigFile) -> Result<String, String> {
     let parts = &file.variant_parts;
     if parts.is_empty() {
         return Ok(String::new());
@@ -140,7 +139,7 @@ fn edit_entry(values: &mut Config, edits: &[&EntryEdits]) -> Vec<String> {
 
 /// Prepare every file: variant, edits, device.
 pub fn prepare_files(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     files: Vec<(ConfigFile, Option<TargetDevice>)>,
 ) -> Vec<PreparedFile> {
     files
@@ -317,7 +316,7 @@ pub(crate) struct ListedInputs {
 /// The spec and fleet a probe runs: with the autotune list or the config files crossed into the
 /// sweep, and the config files' devices added to the fleet.
 pub(crate) struct Prepared {
-    pub(crate) spec: ProbeSpec,
+    pub(crate) spec: Sweep,
     pub(crate) targets: Vec<TargetDevice>,
     pub(crate) listed: Option<ListedInputs>,
 }
@@ -351,7 +350,7 @@ type MappedFiles = (Vec<TargetDevice>, Vec<(ConfigFile, Option<TargetDevice>)>);
 /// The spec's config files: as the caller read them (or made them), else read now (a library
 /// caller's spec, a merge).
 fn config_set(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     cancel: &crate::cancel::Cancel,
 ) -> Result<crate::input::spec::ConfigSet, SpecError> {
     if let Some(set) = &spec.config_set {
@@ -363,13 +362,13 @@ fn config_set(
 }
 
 pub(crate) fn prepare_listed(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     interface: &KernelInterface,
     targets: &[TargetDevice],
     cancel: &crate::cancel::Cancel,
 ) -> Result<Prepared, ListedError> {
     use crate::input::spec::AutotuneUse;
-    let path = spec.path.display().to_string();
+    let path = spec.origin.shown();
     let field_error = |field: &str, problem: String, fix: String| {
         ListedError::Spec(SpecError::Field {
             path: path.clone(),

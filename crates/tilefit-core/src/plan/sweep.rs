@@ -4,7 +4,7 @@
 
 use crate::cancel::Cancel;
 use crate::device::TargetDevice;
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 use crate::plan::KeyContext;
 use crate::plan::job;
 use crate::plan::jobs::{Depth, PlannedJob, plan_jobs};
@@ -29,7 +29,7 @@ pub(crate) struct Planned {
 /// launcher's edits made), every config bound to the kernel's parameters (a bad spec fails here,
 /// before any compile), one job per (config, arch).
 pub(crate) fn plan_sweep(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     setup: &Setup,
     depth: Depth,

@@ -3,16 +3,29 @@
 
 use std::collections::BTreeMap;
 
+use crate::input::spec::SpecError;
+use crate::input::spec::write::to_toml;
 use crate::model::capture::CaptureReport;
-use crate::plan::capture::{Compile, defined_at, scope_file_name, spec_document, spec_groups};
+use crate::plan::capture::{Compile, defined_at, scope_file_name, spec_groups, sweep_of};
+
+/// Why `--emit-spec` writes no specs.
+#[derive(Debug, thiserror::Error)]
+pub enum EmitSpecError {
+    /// A captured compile that makes no sweep (the capture's report names it too).
+    #[error("a captured compile makes no probe spec")]
+    Sweep(#[source] SpecError),
+    /// A value TOML cannot hold.
+    #[error("a value cannot be written as TOML")]
+    Toml(#[source] toml_edit::ser::Error),
+}
 
 /// The probe specs of what each device launched (`--emit-spec DIR`): per target and per kernel
 /// (per set of arguments and scope), the captured configs exactly. Where they are a whole cross
 /// product of their differing values (`num_stages` 5 and 6), one spec sweeps them; otherwise each
 /// config is a spec of its own, so probing never judges a config the device did not launch.
-/// Each kernel's scope file is written beside its specs. Returned as (file name, text); a value
-/// TOML cannot hold fails the whole set.
-pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit::ser::Error> {
+/// Each kernel's scope file is written beside its specs. Returned as (file name, text); a
+/// compile that makes no sweep, or a value TOML cannot hold, fails the whole set.
+pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, EmitSpecError> {
     let mut files: Vec<(String, String)> = Vec::new();
     let mut taken: BTreeMap<String, usize> = BTreeMap::new();
     for target in &report.targets {
@@ -73,8 +86,9 @@ pub fn specs(report: &CaptureReport) -> Result<Vec<(String, String)>, toml_edit:
                     report.script,
                     defined_at(part[0])
                 );
-                let document = spec_document(&part, std::slice::from_ref(device), &scope_name);
-                let text = document.to_toml(&comment)?;
+                let sweep = sweep_of(&part, device, std::path::Path::new(&scope_name))
+                    .map_err(EmitSpecError::Sweep)?;
+                let text = to_toml(&sweep, &scope_name, &comment).map_err(EmitSpecError::Toml)?;
                 files.push((name, text));
             }
         }

@@ -3,7 +3,7 @@
 //! naming the field it came from.
 
 use crate::device::{DeviceTable, LookupError, TableError, TargetDevice};
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 
 /// Why the fleet could not be resolved.
 #[derive(Debug, thiserror::Error)]
@@ -33,7 +33,7 @@ impl crate::hint::Hint for FleetError {
 
 /// The fleet of a probe: `given` (`--targets`), else the spec's `[targets]`, else nothing when
 /// config files name their own devices, else the default fleet.
-pub fn of_spec(spec: &ProbeSpec, given: &[String]) -> Result<Vec<TargetDevice>, FleetError> {
+pub fn of_spec(spec: &Sweep, given: &[String]) -> Result<Vec<TargetDevice>, FleetError> {
     let table = DeviceTable::builtin().map_err(FleetError::Table)?;
     let (names, field) = if given.is_empty() {
         (spec.targets.as_slice(), "[targets].devices")

@@ -10,7 +10,7 @@ use super::toolchains::{self, SelectError};
 use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
 use crate::device::TargetDevice;
-use crate::input::spec::{ProbeSpec, SpecError};
+use crate::input::spec::{SpecError, Sweep};
 use crate::judge::diff::diff;
 use crate::model::matrix::{MATRIX_SCHEMA_VERSION, MatrixReport};
 use crate::model::probe::{ProbeReport, ToolInfo};
@@ -42,7 +42,7 @@ impl crate::hint::Hint for MatrixError {
 /// The probe under each of `versions` (`--python` where its Triton is that version, else the
 /// managed environment), diffed version to version.
 pub fn probe_matrix(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     versions: &[String],
     python: Option<&Path>,
@@ -79,7 +79,7 @@ pub fn probe_matrix(
 /// noted on its files; the run goes on.
 pub fn judge_under_tuned(
     report: &mut ProbeReport,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     python: Option<&Path>,
     settings: &Settings,
@@ -119,7 +119,7 @@ pub fn judge_under_tuned(
 /// restricted to the configs those files list (each on its file's device and the fleet, as in the
 /// main run), for [`attach_tuned`].
 fn probe_tuned(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     toolchain: &Toolchain,
     settings: &Settings,

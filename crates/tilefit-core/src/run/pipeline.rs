@@ -1,6 +1,6 @@
 //! The probe pipeline of one run: one pool of workers and one scratch folder, started once and
 //! shared by every sweep the run makes (a probe, each target of a capture, each round of
-//! `--emit-files` and its read-back). A sweep is a [`ProbeSpec`] with its configs as values:
+//! `--emit-files` and its read-back). A sweep is a [`Sweep`] with its configs as values:
 //! inspect the kernel, prepare the listed configs, bind every config (a bad spec fails here,
 //! before any compile), plan one job per (config, arch), compile them in the shared loop, judge
 //! each result against every device of its arch and recommend a config per device.
@@ -13,7 +13,7 @@ use std::time::Instant;
 use crate::compile::toolchain::Toolchain;
 use crate::compile::{self, InspectError, Scratch, Settings};
 use crate::device::TargetDevice;
-use crate::input::spec::{ProbeSpec, SpecError};
+use crate::input::spec::{SpecError, Sweep};
 pub(crate) use crate::judge::report::{Totals, report_of};
 use crate::model::probe::ProbeReport;
 use crate::plan::KeyContext;
@@ -68,7 +68,7 @@ impl<'a> Pipeline<'a> {
     /// Read the spec's config files into it, once, for the probe and the `--emit-files` after
     /// it. The kernel is inspected first (its interface is cached), as a probe that reads them
     /// itself does: an interrupt in a long walk still finds a kernel to judge the files read.
-    pub fn read_config_files(&self, spec: &mut ProbeSpec) -> Result<(), ProbeError> {
+    pub fn read_config_files(&self, spec: &mut Sweep) -> Result<(), ProbeError> {
         if spec.config_files.is_some() && spec.config_set.is_none() {
             self.setup(spec)?;
             spec.read_config_files(&self.settings.cancel)?;
@@ -77,11 +77,7 @@ impl<'a> Pipeline<'a> {
     }
 
     /// Probe a sweep on `targets`.
-    pub fn probe(
-        &self,
-        spec: &ProbeSpec,
-        targets: &[TargetDevice],
-    ) -> Result<ProbeReport, ProbeError> {
+    pub fn probe(&self, spec: &Sweep, targets: &[TargetDevice]) -> Result<ProbeReport, ProbeError> {
         self.probe_kept(spec, targets, |planned| vec![true; planned.jobs.len()])
     }
 
@@ -91,7 +87,7 @@ impl<'a> Pipeline<'a> {
     /// One answer per sweep, in order.
     pub fn probe_all(
         &self,
-        specs: &[ProbeSpec],
+        specs: &[Sweep],
         targets: &[TargetDevice],
     ) -> Vec<Result<ProbeReport, ProbeError>> {
         let started = Instant::now();
@@ -138,7 +134,7 @@ impl<'a> Pipeline<'a> {
     /// and report.
     pub(crate) fn probe_kept(
         &self,
-        spec: &ProbeSpec,
+        spec: &Sweep,
         targets: &[TargetDevice],
         keep: impl FnOnce(&Planned) -> Vec<bool>,
     ) -> Result<ProbeReport, ProbeError> {
@@ -170,7 +166,7 @@ impl<'a> Pipeline<'a> {
     /// baseline, which compiles the same jobs in a plain Python loop.
     pub fn jobs(
         &self,
-        spec: &ProbeSpec,
+        spec: &Sweep,
         targets: &[TargetDevice],
     ) -> Result<Vec<CompileJob>, ProbeError> {
         let setup = self.setup(spec)?;
@@ -185,7 +181,7 @@ impl<'a> Pipeline<'a> {
     /// Plan a sweep with the run's settings.
     pub(crate) fn plan(
         &self,
-        spec: &ProbeSpec,
+        spec: &Sweep,
         targets: &[TargetDevice],
         setup: &Setup,
     ) -> Result<Planned, ProbeError> {
@@ -204,7 +200,7 @@ impl<'a> Pipeline<'a> {
     }
 
     /// The kernel's interface (asked of a worker, or read from the cache) and its key context.
-    pub(crate) fn setup(&self, spec: &ProbeSpec) -> Result<Setup, ProbeError> {
+    pub(crate) fn setup(&self, spec: &Sweep) -> Result<Setup, ProbeError> {
         let kernel_file = spec.kernel_file.display().to_string();
         let (source_sha256, context) = key_context(spec, self.toolchain, self.settings)?;
         let interface = compile::inspect(
@@ -233,7 +229,7 @@ impl<'a> Pipeline<'a> {
 
 /// Probe `spec` on `targets` with a pipeline of its own: for a run that makes one sweep.
 pub fn probe(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     toolchain: &Toolchain,
     settings: &Settings,
@@ -252,7 +248,7 @@ pub(crate) fn depth(settings: &Settings) -> Depth {
 /// The kernel file's SHA-256 and the key context of its compiles under `toolchain`'s Triton and
 /// Python (read from the file and the worker script; nothing runs).
 pub(crate) fn key_context(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     toolchain: &Toolchain,
     settings: &Settings,
 ) -> Result<(String, KeyContext), ProbeError> {
@@ -280,9 +276,9 @@ pub(crate) fn key_context(
 }
 
 /// The spec's arguments, constexprs or options are rejected by Triton.
-pub(crate) fn rejected(spec: &ProbeSpec, message: &str) -> ProbeError {
+pub(crate) fn rejected(spec: &Sweep, message: &str) -> ProbeError {
     ProbeError::Spec(SpecError::Field {
-        path: spec.path.display().to_string(),
+        path: spec.origin.shown(),
         field: "[args] / [constexprs] / [options]".to_owned(),
         problem: format!("are rejected by Triton: {message}"),
         fix: "check the names and types against the kernel's signature".to_owned(),

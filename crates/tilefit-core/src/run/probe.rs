@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use crate::device::TargetDevice;
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 use crate::model::fix_files::FixedFiles;
 use crate::model::probe::ProbeReport;
 
@@ -29,7 +29,7 @@ pub struct ProbeRun<'a> {
 /// not). The report's `stats.workers` counts the whole run's workers.
 pub fn probe_run(
     pipeline: &Pipeline<'_>,
-    spec: &mut ProbeSpec,
+    spec: &mut Sweep,
     targets: &[TargetDevice],
     run: ProbeRun<'_>,
 ) -> Result<(ProbeReport, Option<Result<FixedFiles, FixFilesError>>), ProbeError> {

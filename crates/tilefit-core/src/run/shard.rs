@@ -8,7 +8,7 @@ use std::time::Instant;
 use crate::compile::Settings;
 use crate::compile::toolchain::Toolchain;
 use crate::device::TargetDevice;
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 use crate::model::probe::{KernelInfo, ProbeReport, ToolInfo};
 use crate::model::shard::{Invocation, SHARD_SCHEMA_VERSION, ShardOutcome, ShardReport};
 use crate::plan::shard::{self, Shard};
@@ -22,11 +22,15 @@ use super::probe_error::ProbeError;
 /// The digest that says two shards belong to one run: the spec file, the fleet, and every job's
 /// config and cache key in plan order (the keys cover the kernel source, the Triton and Python
 /// versions and the worker script).
-fn plan_digest(spec: &ProbeSpec, planned: &Planned) -> Result<String, ProbeError> {
-    let spec_bytes = std::fs::read(&spec.path).map_err(|source| ProbeError::Io {
-        path: spec.path.display().to_string(),
-        source,
-    })?;
+fn plan_digest(spec: &Sweep, planned: &Planned) -> Result<String, ProbeError> {
+    // A sweep made in memory (a captured compile) has no file: what it was made from stands in.
+    let spec_bytes = match spec.origin.spec_file() {
+        Some(path) => std::fs::read(path).map_err(|source| ProbeError::Io {
+            path: path.display().to_string(),
+            source,
+        })?,
+        None => spec.origin.shown().into_bytes(),
+    };
     let material = serde_json::json!({
         "spec": crate::digest::sha256(&spec_bytes),
         "targets": planned.prepared.targets,
@@ -42,7 +46,7 @@ fn plan_digest(spec: &ProbeSpec, planned: &Planned) -> Result<String, ProbeError
 /// Run shard `shard` of a probe: plan the whole sweep, compile this shard's jobs.
 pub fn probe_shard(
     pipeline: &Pipeline<'_>,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     invocation: Invocation,
     targets: &[TargetDevice],
     shard: Shard,
@@ -96,7 +100,7 @@ pub fn probe_shard(
 /// the outcome its shard compiled. Needs no Python: the kernel's interface and the toolchain's
 /// versions come from the shards.
 pub fn merge(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     targets: &[TargetDevice],
     settings: &Settings,
     shards: &[ShardReport],
@@ -123,7 +127,7 @@ pub fn merge(
     if plan_digest(spec, &planned)? != first.plan_sha256 {
         return Err(ProbeError::Shards(format!(
             "the shards were not made from `{}` as it is here (the spec, its kernel, its config files, the fleet or tilefit itself differ)",
-            spec.path.display()
+            spec.origin.shown()
         )));
     }
     let by_key = crate::model::shard::by_key(shards.iter().flat_map(|s| &s.outcomes));

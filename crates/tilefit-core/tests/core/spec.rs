@@ -35,7 +35,7 @@ BLOCK_N = [32]
 devices = ["rtx-pro-6000", "gb10", "rtx-4090", "h100", "b200", "mi300x"]
 "#;
 
-fn spec_at_examples(text: &str) -> Result<tilefit_core::input::spec::ProbeSpec, SpecError> {
+fn spec_at_examples(text: &str) -> Result<tilefit_core::input::spec::Sweep, SpecError> {
     parse(text, &examples().join("mla_decode/spec.toml"))
 }
 
@@ -104,11 +104,12 @@ fn the_bundled_examples_parse() {
     }
 }
 
-/// Every spec tilefit writes is a document serialized (`--emit-spec`): each example and field or
-/// fixture spec, read as a document and written back, checks into the very spec the file does, whatever sections it uses
-/// (recommend rules, `[files]`, `[launch]`, globals, descriptors, listed configs).
+/// Every sweep tilefit writes (`--emit-spec`) reads back as itself: each example and field or
+/// fixture spec, read into a sweep and written back, reads into the very same sweep, whatever
+/// sections it uses (recommend rules, `[files]`, `[launch]`, globals, descriptors, listed
+/// configs).
 #[test]
-fn every_example_written_back_as_a_document_is_the_same_spec() {
+fn every_example_written_back_from_its_sweep_is_the_same_sweep() {
     use tilefit_core::input::spec;
     let mut found = 0;
     let repo = examples().join("..");
@@ -125,8 +126,8 @@ fn every_example_written_back_as_a_document_is_the_same_spec() {
         let Ok(original) = spec::parse(&text, &entry) else {
             continue;
         };
-        let document = spec::document(&text, &entry).unwrap();
-        let written = document.to_toml("written back").unwrap();
+        let kernel = original.kernel_file.display().to_string();
+        let written = spec::write::to_toml(&original, &kernel, "written back").unwrap();
         let again = spec::parse(&written, &entry).unwrap_or_else(|e| {
             panic!(
                 "{}: written back, it no longer parses: {e}\n{written}",

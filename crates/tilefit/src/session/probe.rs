@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use tilefit_core::compile::toolchain as versions;
 use tilefit_core::device::TargetDevice;
 use tilefit_core::hint::Hinted;
-use tilefit_core::input::spec::{self, ProbeSpec};
+use tilefit_core::input::spec::{self, Sweep};
 use tilefit_core::judge::gate::Rule;
 use tilefit_core::model::shard::Invocation;
 use tilefit_core::plan::shard::Shard;
@@ -35,7 +35,7 @@ pub struct ProbeSession {
     /// A single run, a version matrix, a shard or a job dump.
     pub mode: ProbeMode,
     /// The spec, read.
-    pub spec: ProbeSpec,
+    pub spec: Sweep,
     /// The fleet: `--targets`, or the spec's, or the default.
     pub targets: Vec<TargetDevice>,
     /// What a shard records of the run.

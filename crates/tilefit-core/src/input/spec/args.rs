@@ -221,6 +221,40 @@ pub(super) fn descriptor_template(
         strides: list("strides")?,
         block_shape: list("block_shape")?,
     };
+    check_descriptor(name, &descriptor, axes, field_error)?;
+    Ok(ArgTemplate {
+        type_template: DESCRIPTOR_TYPE.to_owned(),
+        value: None,
+        aligned: true,
+        descriptor: Some(descriptor),
+    })
+}
+
+/// A tensor descriptor's checks: one entry per dimension in its shape, strides and block shape,
+/// and a Triton element type (or a placeholder that is an axis).
+pub(super) fn check_descriptor(
+    name: &str,
+    descriptor: &Descriptor,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    let field = format!("[args].{name}");
+    let example = format!(
+        "write `{name} = {{ type = \"tensordesc\", dtype = \"bf16\", shape = [4096, 4096], strides = [4096, 1], block_shape = [64, 64] }}`"
+    );
+    for (key, list) in [
+        ("shape", &descriptor.shape),
+        ("strides", &descriptor.strides),
+        ("block_shape", &descriptor.block_shape),
+    ] {
+        if list.is_empty() {
+            return Err(field_error(
+                &format!("{field}.{key}"),
+                "is missing or not a list of non-negative integers".to_owned(),
+                example,
+            ));
+        }
+    }
     let rank = descriptor.shape.len();
     if descriptor.strides.len() != rank || descriptor.block_shape.len() != rank {
         return Err(field_error(
@@ -233,12 +267,7 @@ pub(super) fn descriptor_template(
             "give `shape`, `strides` and `block_shape` one entry per dimension".to_owned(),
         ));
     }
-    let template = ArgTemplate {
-        type_template: DESCRIPTOR_TYPE.to_owned(),
-        value: None,
-        aligned: true,
-        descriptor: Some(descriptor),
-    };
+    let dtype = descriptor.dtype.as_str();
     placeholders_are_axes(&format!("{field}.dtype"), dtype, axes, field_error)?;
     if placeholders_in(dtype).is_empty()
         && let Err(closest) = check_type(dtype)
@@ -252,7 +281,7 @@ pub(super) fn descriptor_template(
             ),
         ));
     }
-    Ok(template)
+    Ok(())
 }
 
 /// A type without placeholders must be a Triton type, and an int needs an integer example value.

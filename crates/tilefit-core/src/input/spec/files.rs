@@ -13,7 +13,7 @@ use super::error::{FieldError, SpecError};
 use super::values::fixed_values;
 
 /// A sweep's config files as values: read once from `[sweep] from_files`
-/// (`ProbeSpec::read_config_files`), or made in memory (`--emit-files`' candidates, and the
+/// (`Sweep::read_config_files`), or made in memory (`--emit-files`' candidates, and the
 /// files it read back), never a folder written to be read again.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ConfigSet {
@@ -70,28 +70,28 @@ pub fn variant_key_parts(key: &str) -> Vec<String> {
 #[serde(deny_unknown_fields)]
 pub(super) struct RawFiles {
     #[serde(default)]
-    force: toml::Table,
+    pub(super) force: toml::Table,
     #[serde(default)]
-    at_most: toml::Table,
+    pub(super) at_most: toml::Table,
     #[serde(default)]
-    drop: Vec<String>,
+    pub(super) drop: Vec<String>,
     #[serde(default)]
-    variants: toml::Table,
+    pub(super) variants: toml::Table,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawVariant {
     #[serde(default)]
-    args: toml::Table,
+    pub(super) args: toml::Table,
     #[serde(default)]
-    constexprs: toml::Table,
+    pub(super) constexprs: toml::Table,
     #[serde(default)]
-    force: toml::Table,
+    pub(super) force: toml::Table,
     #[serde(default)]
-    at_most: toml::Table,
+    pub(super) at_most: toml::Table,
     #[serde(default)]
-    drop: Vec<String>,
+    pub(super) drop: Vec<String>,
 }
 
 pub(super) fn edits(

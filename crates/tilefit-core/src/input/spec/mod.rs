@@ -1,14 +1,16 @@
 //! Probe specs: the TOML a user writes to say which kernel to compile, with which arguments,
-//! over which sweep, for which devices. Parsed and validated once into a [`ProbeSpec`]; every
+//! over which sweep, for which devices. Parsed and validated once into a [`Sweep`]; every
 //! error names the spec file, the field, and the fix. Binding the spec to the kernel's real
 //! parameter list (known only after Triton imports the kernel) happens in `plan::job`.
 
 mod args;
 mod error;
 mod files;
+pub mod made;
 mod recommend;
 mod sweep;
 mod values;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -30,11 +32,16 @@ use values::{RawRecommend, fixed_values, scalar};
 /// Axes that are compile options rather than kernel parameters.
 pub const OPTION_AXES: &[&str] = &["num_warps", "num_stages", "num_ctas", "maxnreg"];
 
-/// A validated probe spec.
+/// One sweep: a kernel (its file, function and how its module loads), its arguments, the
+/// configs to compile (the axes, and the configs listed elsewhere with where each was listed),
+/// the targets and how to pick per device. Made by its typed entry points only: a spec file
+/// ([`load`], [`parse`]), a captured compile (`plan::capture::sweep_of`, through [`made`]), and, for the configs
+/// listed elsewhere, an autotune list or config files ([`Sweep::with_listed`], with the files
+/// read from disk or made in memory). Every entry point gives it the same checks.
 #[derive(Debug, Clone, PartialEq)]
-pub struct ProbeSpec {
-    /// The spec file.
-    pub path: PathBuf,
+pub struct Sweep {
+    /// What it was made from: a spec file or a captured compile.
+    pub origin: SweepOrigin,
     /// The kernel source file, absolute.
     pub kernel_file: PathBuf,
     /// The `@triton.jit` function's name.
@@ -67,10 +74,44 @@ pub struct ProbeSpec {
     /// variant part of a file name selects.
     pub files: FilesSpec,
     /// Configs listed outside the axes (an autotune list, config files), crossed with the axes;
-    /// filled by [`ProbeSpec::with_listed`] once they are known.
+    /// filled by [`Sweep::with_listed`] once they are known.
     pub listed: Option<ListedConfigs>,
     /// `[recommend]` as written, for the rule over the listed configs' axes.
     raw_recommend: Option<RawRecommend>,
+}
+
+/// What a [`Sweep`] was made from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SweepOrigin {
+    /// A spec file: the paths it names are relative to its folder.
+    SpecFile(PathBuf),
+    /// A kernel's compile captured for a device by `tilefit capture`.
+    Captured {
+        /// The `@triton.jit` function's name.
+        function: String,
+        /// The device the capture emulated.
+        device: String,
+    },
+}
+
+impl SweepOrigin {
+    /// The spec file's path, or a sentence naming the captured compile: what errors name.
+    pub fn shown(&self) -> String {
+        match self {
+            Self::SpecFile(path) => path.display().to_string(),
+            Self::Captured { function, device } => {
+                format!("the captured compile of `{function}` for {device}")
+            }
+        }
+    }
+
+    /// The spec file, when the sweep was read from one.
+    pub fn spec_file(&self) -> Option<&Path> {
+        match self {
+            Self::SpecFile(path) => Some(path),
+            Self::Captured { .. } => None,
+        }
+    }
 }
 
 /// `[sweep] autotune`: what to do with a kernel's `@triton.autotune` configs.
@@ -163,13 +204,12 @@ pub struct LaunchSettings {
 /// first program to read whole 4096 x 4096 fp16 operands.
 pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
 
-/// A probe spec as values, before it is checked: what a spec file holds, or what `tilefit
-/// capture` makes from its records. [`from_document`] checks it into a [`ProbeSpec`] (a spec
-/// file goes the same way, through [`parse`]); [`SpecDocument::to_toml`] writes it, which is the
-/// only way tilefit writes a spec (`--emit-spec`).
+/// A spec file's text as TOML values, before it is checked: what the spec reader reads
+/// ([`parse`] checks it into a [`Sweep`]) and what the writer ([`write::to_toml`]) serializes a sweep
+/// as. Nothing else sees it: a run's sweeps are made and passed as values.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct SpecDocument {
+struct SpecDocument {
     /// `[kernel]`.
     pub kernel: KernelDocument,
     /// `[targets]`.
@@ -201,7 +241,7 @@ pub struct SpecDocument {
 impl SpecDocument {
     /// The document as a spec file's TOML, after `comment`'s lines as `#` comments: each section
     /// a table, and what a section holds one line per key (an argument's table inline).
-    pub fn to_toml(&self, comment: &str) -> Result<String, toml_edit::ser::Error> {
+    fn to_toml(&self, comment: &str) -> Result<String, toml_edit::ser::Error> {
         let mut document = toml_edit::ser::to_document(self)?;
         for (_, item) in document.iter_mut() {
             if let toml_edit::Item::Value(toml_edit::Value::InlineTable(table)) = item {
@@ -240,7 +280,7 @@ struct RawLaunch {
 /// `[kernel]`: where the kernel is and how its module loads.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct KernelDocument {
+struct KernelDocument {
     /// The kernel's source file, relative to the spec (or absolute).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
@@ -260,12 +300,12 @@ pub struct KernelDocument {
 /// `[targets]`.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct TargetsDocument {
+struct TargetsDocument {
     /// Device names or archs.
     pub devices: Vec<String>,
 }
 
-impl ProbeSpec {
+impl Sweep {
     /// For `[kernel] module`: find the module's file with `python` (the toolchain that compiles),
     /// so the file is known to the cache keys and the report.
     pub fn resolve_module(&mut self, python: &Path) -> Result<(), SpecError> {
@@ -274,7 +314,7 @@ impl ProbeSpec {
         };
         let file = crate::input::installed::module_file(python, &module).map_err(|problem| {
             SpecError::Field {
-                path: self.path.display().to_string(),
+                path: self.origin.shown(),
                 field: "[kernel].module".to_owned(),
                 problem,
                 fix: "install the package into the Python tilefit uses (`--python`), or give `file = \"path/to/module.py\"`".to_owned(),
@@ -286,7 +326,7 @@ impl ProbeSpec {
 }
 
 /// Read and validate a spec file.
-pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
+pub fn load(path: &Path) -> Result<Sweep, SpecError> {
     let text = std::fs::read_to_string(path).map_err(|e| SpecError::Read {
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -295,23 +335,22 @@ pub fn load(path: &Path) -> Result<ProbeSpec, SpecError> {
 }
 
 /// Validate spec text; `path` locates the kernel file and names the spec in errors.
-pub fn parse(text: &str, path: &Path) -> Result<ProbeSpec, SpecError> {
+pub fn parse(text: &str, path: &Path) -> Result<Sweep, SpecError> {
     let written = document(text, path)?;
     from_document(written, path)
 }
 
 /// Spec text read as a document, not yet checked; `path` names the spec in errors.
-pub fn document(text: &str, path: &Path) -> Result<SpecDocument, SpecError> {
+fn document(text: &str, path: &Path) -> Result<SpecDocument, SpecError> {
     toml::from_str(text).map_err(|e| SpecError::Toml {
         path: path.display().to_string(),
         reason: e.to_string().trim_end().to_owned(),
     })
 }
 
-/// A spec document checked into a [`ProbeSpec`], as a spec file at `path` would be (the
-/// kernel's file is relative to `path`'s folder): every check a spec file gets, with the field
-/// and the fix named.
-pub fn from_document(raw: SpecDocument, path: &Path) -> Result<ProbeSpec, SpecError> {
+/// A spec file's document checked into a [`Sweep`] (the kernel's file is relative to `path`'s
+/// folder): every check, with the field and the fix named.
+fn from_document(raw: SpecDocument, path: &Path) -> Result<Sweep, SpecError> {
     let shown = path.display().to_string();
     let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
         path: shown.clone(),
@@ -443,8 +482,8 @@ pub fn from_document(raw: SpecDocument, path: &Path) -> Result<ProbeSpec, SpecEr
             }
         }
     };
-    Ok(ProbeSpec {
-        path: path.to_path_buf(),
+    Ok(Sweep {
+        origin: SweepOrigin::SpecFile(path.to_path_buf()),
         kernel_file,
         function: raw.kernel.function,
         triton: raw.kernel.triton,

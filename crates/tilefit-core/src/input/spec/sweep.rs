@@ -10,11 +10,11 @@ use crate::input::config_files;
 use crate::vocab::Config;
 
 use super::{
-    Axis, ConfigSet, FileVariant, ListedConfigs, ProbeSpec, SpecError, VARIANT_KEY,
-    placeholders_in, recommend_rule, variant_key_parts,
+    Axis, ConfigSet, FileVariant, ListedConfigs, SpecError, Sweep, VARIANT_KEY, placeholders_in,
+    recommend_rule, variant_key_parts,
 };
 
-impl ProbeSpec {
+impl Sweep {
     /// The `{placeholder}` names the argument types use.
     pub fn placeholders(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
@@ -43,8 +43,8 @@ impl ProbeSpec {
 
     /// This spec with `listed` crossed into its sweep: checks that nothing else sets their keys
     /// and makes the recommendation rule over every axis.
-    pub fn with_listed(&self, listed: ListedConfigs) -> Result<ProbeSpec, SpecError> {
-        let path = self.path.display().to_string();
+    pub fn with_listed(&self, listed: ListedConfigs) -> Result<Sweep, SpecError> {
+        let path = self.origin.shown();
         let field_error = |field: &str, problem: String, fix: String| SpecError::Field {
             path: path.clone(),
             field: field.to_owned(),
@@ -81,7 +81,7 @@ impl ProbeSpec {
             &placeholders,
             &field_error,
         )?;
-        Ok(ProbeSpec {
+        Ok(Sweep {
             recommend: rule,
             listed: Some(listed),
             ..self.clone()
@@ -107,7 +107,7 @@ impl ProbeSpec {
         }
     }
 
-    /// Where each config of [`ProbeSpec::configs`] was listed (empty for axis-only sweeps).
+    /// Where each config of [`Sweep::configs`] was listed (empty for axis-only sweeps).
     pub fn config_origins(&self) -> Vec<Vec<crate::vocab::Listing>> {
         let crossed = self.axis_configs().len();
         match &self.listed {
@@ -118,7 +118,7 @@ impl ProbeSpec {
         }
     }
 
-    /// The archs each config of [`ProbeSpec::configs`] compiles for (`None`: the whole fleet).
+    /// The archs each config of [`Sweep::configs`] compiles for (`None`: the whole fleet).
     pub fn config_archs(&self) -> Vec<Option<Vec<String>>> {
         let crossed = self.axis_configs().len();
         match &self.listed {
@@ -172,8 +172,8 @@ impl ProbeSpec {
     }
 }
 
-impl ProbeSpec {
-    /// Read the files `[sweep] from_files` matches into [`ProbeSpec::config_set`], once: a
+impl Sweep {
+    /// Read the files `[sweep] from_files` matches into [`Sweep::config_set`], once: a
     /// probe and the `--emit-files` that follows it judge the same values. Nothing to do when
     /// they are read (or were made in memory) or the spec has no `from_files`.
     pub fn read_config_files(&mut self, cancel: &Cancel) -> Result<(), SpecError> {
@@ -185,7 +185,7 @@ impl ProbeSpec {
             return Ok(());
         };
         let field_error = |problem: String, fix: &str| SpecError::Field {
-            path: self.path.display().to_string(),
+            path: self.origin.shown(),
             field: "[sweep].from_files".to_owned(),
             problem,
             fix: fix.to_owned(),

@@ -1,21 +1,19 @@
 //! One target's records judged on the run's pipeline: each distinct compile compiled for the
-//! target's arch through its probe spec (the text `--emit-spec` writes for it, parsed where it is
-//! made), each launch given its verdict, and the fix of every launch that crashes the engine.
+//! target's arch as its [`crate::input::spec::Sweep`] (the one `--emit-spec` writes for it),
+//! each launch given its verdict, and the fix of every launch that crashes the engine.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use crate::device::TargetDevice;
 use crate::input::capture::Records;
-use crate::input::spec;
 use crate::judge::capture::launch_verdict;
 use crate::model::capture::{AutotuneCounts, CompileReport, LaunchReport, TargetCapture};
 use crate::model::verdict::VerdictCode;
-use crate::plan::capture::{Compile, plan, scope_file_name, spec_document};
+use crate::plan::capture::{Compile, plan, scope_file_name, sweep_of};
 use crate::run::pipeline::Pipeline;
 
-/// The probe results of one target's compiles, each through its spec (the same TOML
-/// `--emit-spec` writes for it), on one pool of workers.
+/// The probe results of one target's compiles, each as its sweep (the one `--emit-spec` writes
+/// for it), on one pool of workers.
 fn compile_all(
     pipeline: &Pipeline<'_>,
     compiles: &[Compile],
@@ -57,17 +55,8 @@ fn compile_all(
             reports[i].error = Some(why);
             continue;
         }
-        let document = spec_document(
-            &[compile],
-            std::slice::from_ref(&target.device),
-            &scope_path.display().to_string(),
-        );
-        // Checked as a spec file is, and never written: the document `--emit-spec` serializes.
-        let path = PathBuf::from(format!(
-            "the captured compile of `{}` for {}",
-            compile.kernel.function, target.device
-        ));
-        match spec::from_document(document, &path) {
+        // The sweep `--emit-spec` writes, checked as a spec file's parts are.
+        match sweep_of(&[compile], &target.device, &scope_path) {
             Ok(spec) => {
                 specs.push(spec);
                 spec_of.push(i);

@@ -32,7 +32,7 @@ pub use error::FixFilesError;
 use crate::device::{DeviceTable, TargetDevice};
 use crate::fix::files::render_file;
 use crate::input::config_files::{ConfigFile, FileProblem};
-use crate::input::spec::{ConfigSet, ProbeSpec};
+use crate::input::spec::{ConfigSet, Sweep};
 use crate::model::fix_files::{EntryFix, FileFix, FixedFiles};
 use crate::model::probe::ProbeReport;
 use crate::model::verdict::VerdictCode;
@@ -48,7 +48,7 @@ use sweep::compile_round;
 /// not be read (listed as not judged); every other file still is. Returns the files to make from,
 /// the files not judged, and the names of the files that could not be read at all.
 fn sort_out(
-    spec: &ProbeSpec,
+    spec: &Sweep,
     files: Vec<ConfigFile>,
     problems: &[FileProblem],
 ) -> (Vec<ConfigFile>, Vec<(String, String)>, Vec<String>) {
@@ -77,12 +77,12 @@ fn sort_out(
 /// Make the files.
 pub fn fix_files(
     pipeline: &Pipeline<'_>,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     report: &ProbeReport,
     fleet: &[TargetDevice],
 ) -> Result<FixedFiles, FixFilesError> {
     if spec.config_files.is_none() && spec.config_set.is_none() {
-        return Err(FixFilesError::NotFiles(spec.path.display().to_string()));
+        return Err(FixFilesError::NotFiles(spec.origin.shown()));
     }
     let (toolchain, settings) = (pipeline.toolchain(), pipeline.settings());
     let table = DeviceTable::builtin()?;

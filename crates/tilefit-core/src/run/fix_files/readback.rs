@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::device::TargetDevice;
-use crate::input::spec::ProbeSpec;
+use crate::input::spec::Sweep;
 use crate::model::fix_files::FileFix;
 use crate::model::verdict::VerdictCode;
 
@@ -60,7 +60,7 @@ for text in json.load(sys.stdin):
 /// entries were judged again (`None`: interrupted).
 pub(super) fn rejudge(
     pipeline: &Pipeline<'_>,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     files: &[FileFix],
     checks: &[Check],
 ) -> Result<Option<usize>, FixFilesError> {

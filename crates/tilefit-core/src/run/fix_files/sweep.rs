@@ -1,14 +1,15 @@
-//! One round of `--emit-files`: the entries and candidates made into config files in memory (an
-//! (entry, candidate) keyed by its index in its item's list, never a made-up batch size), swept
+//! One round of `--emit-files`: the entries and candidates made into config files as values (an
+//! (entry, candidate) keyed by its index in its item's list, never a made-up batch size; no text
+//! is written or parsed), swept
 //! by the spec per arch on the run's pipeline, and each entry settled.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::device::{DeviceTable, TargetDevice};
-use crate::fix::files::{file_name_for, render_file};
+use crate::fix::files::file_name_for;
 use crate::input::config_files;
-use crate::input::spec::{ConfigSet, ProbeSpec};
+use crate::input::spec::{ConfigSet, Sweep};
 use crate::model::verdict::VerdictCode;
 use crate::run::pipeline::Pipeline;
 
@@ -28,7 +29,7 @@ pub(super) type Folder = BTreeMap<usize, (String, Entries)>;
 /// interrupted.
 pub(super) fn sweep_files(
     pipeline: &Pipeline<'_>,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     items: &BTreeMap<String, (Vec<TargetDevice>, Folder)>,
 ) -> Result<Option<Swept>, FixFilesError> {
     let table = DeviceTable::builtin()?;
@@ -41,8 +42,7 @@ pub(super) fn sweep_files(
         let mut set = ConfigSet::default();
         for (w, (name, entries)) in folder {
             let relative = checked_name(name)?;
-            let text = render_file(entries, &[]);
-            match config_files::from_text(relative, relative, &text, table, &mut set.problems) {
+            match config_files::from_entries(relative, entries, table, &mut set.problems) {
                 Ok(file) => set.files.push(file),
                 Err(problem) => set.problems.push(problem),
             }
@@ -94,7 +94,7 @@ pub(super) fn checked_name(name: &str) -> Result<&Path, FixFilesError> {
 /// the item's list. `None` when interrupted.
 pub(super) fn compile_round(
     pipeline: &Pipeline<'_>,
-    spec: &ProbeSpec,
+    spec: &Sweep,
     work: &[Work],
     round: &Round,
 ) -> Result<Option<Judgements>, FixFilesError> {
