@@ -8,7 +8,7 @@ left is a stop in a file the walk has been in before. Static and approximate (a 
 by its name, and by its path's last module where the name is ambiguous; a method call only where
 the name is unique), so the same script must measure both trees.
 
-    python3 scripts/walk_args.py [ROOT] [START ...]
+    python3 scripts/walk_args.py [--past-session] [--track NAME,...] [ROOT] [START ...]
 
 START is `path/to/file.rs:function` (default: where this tree's probe command receives its
 `ProbeArgs`). Before the session (a78e2ec): 23 stops, 16 returns; after: 11 stops, 5 returns.
@@ -27,6 +27,9 @@ IMPL = re.compile(
     r"\bimpl\b(?:\s*<[^>{]*>)?\s+(?:[\w:<>, ]+?\s+for\s+)?([A-Z][A-Za-z0-9_]*)"
 )
 METHOD = re.compile(r"\.([a-z_][a-z0-9_]*)\s*(?:::<[^>]*>)?\(")
+LET = re.compile(r"\blet\s+(?:mut\s+)?([^=;]*?)\s*(?::[^=;]*)?=(?!=)")
+NAME = re.compile(r"\b([a-z_][a-z0-9_]*)\b")
+PATTERN_WORDS = {"mut", "ref", "some", "ok", "err", "none", "_"}
 KEYWORDS = {
     "if",
     "while",
@@ -169,6 +172,13 @@ def resolve(found, here, qualifier, name):
     return same[0] if len(same) == 1 and not qualifier else None
 
 
+# `--past-session`: follow the data on through what is made of it (bindings), not only the
+# flags themselves; `--track NAME,...`: start from these names instead of the parameters (a
+# flag's field, as `emit_files`).
+PAST_SESSION = False
+TRACK = ()
+
+
 def walk(root, starts):
     found = functions(root)
     seen, stops = set(), []
@@ -187,7 +197,21 @@ def walk(root, starts):
             if len(found.get(m.group(1), [])) == 1:
                 receiver = re.search(r"([A-Za-z_][A-Za-z0-9_.]*)$", body[: m.start()])
                 calls.append((m.start(), m.end() - 1, None, m.group(1), receiver))
+        if PAST_SESSION:
+            # The data goes on in what is made of it: a binding whose value mentions a tracked
+            # name is tracked from there on (`let run = Session::of(args)`, `let report = ...`).
+            for m in LET.finditer(body):
+                end = statement_end(body, m.end())
+                calls.append((end, None, m.group(1), body[m.end() : end], "let"))
         for _, paren, qualifier, name, receiver in sorted(calls, key=lambda c: c[0]):
+            if receiver == "let":
+                if mentions(name, tracked):
+                    tracked = tracked | {
+                        w
+                        for w in NAME.findall(qualifier)
+                        if w not in PATTERN_WORDS and not w[:1].isupper()
+                    }
+                continue
             target = resolve(found, file, qualifier, name)
             if target is None:
                 continue
@@ -212,10 +236,26 @@ def walk(root, starts):
         file, name = start.split(":")
         body, params = next((b, p) for f, b, p, _ in found[name] if f == file)
         seen.add((file, name, None))
-        visit(file, body, {p for p in params if p == "args"} or set(params))
+        visit(file, body, set(TRACK) or {p for p in params if p == "args"} or set(params))
     returns = sum(1 for i, f in enumerate(stops) if f in stops[:i])
     visits = collections.Counter(stops)
     return stops, returns, visits
+
+
+def statement_end(body, start):
+    """Where the statement that starts at `start` ends: its `;` at depth 0."""
+    depth = 0
+    for j in range(start, len(body)):
+        ch = body[j]
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            if depth == 0:
+                return j
+            depth -= 1
+        elif ch == ";" and depth == 0:
+            return j
+    return len(body)
 
 
 def read(path):
@@ -226,6 +266,16 @@ def read(path):
 
 
 def main():
+    global PAST_SESSION, TRACK
+    argv = sys.argv[1:]
+    if "--past-session" in argv:
+        argv.remove("--past-session")
+        PAST_SESSION = True
+    if "--track" in argv:
+        at = argv.index("--track")
+        TRACK = tuple(argv[at + 1].split(","))
+        del argv[at : at + 2]
+    sys.argv = [sys.argv[0], *argv]
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     # Where `ProbeArgs` comes in: the dispatch's probe entry, or (in trees before the session)
     # the probe command's `run`.

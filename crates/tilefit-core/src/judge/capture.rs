@@ -590,3 +590,28 @@ impl Findings for CaptureReport {
         }
     }
 }
+
+/// How many launches of the report would crash the engine.
+pub fn crash_count(report: &CaptureReport) -> usize {
+    report
+        .targets
+        .iter()
+        .flat_map(|t| &t.launches)
+        .filter(|l| l.verdict.crashes())
+        .count()
+}
+
+/// Per kernel (in name order), the devices where a launch of it would crash the engine, in the
+/// report's target order.
+pub fn crashes_by_kernel(report: &CaptureReport) -> Vec<(String, Vec<String>)> {
+    let mut by_kernel: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for target in &report.targets {
+        for launch in target.launches.iter().filter(|l| l.verdict.crashes()) {
+            let devices = by_kernel.entry(launch.kernel.function.clone()).or_default();
+            if !devices.contains(&target.device.device) {
+                devices.push(target.device.device.clone());
+            }
+        }
+    }
+    by_kernel.into_iter().collect()
+}

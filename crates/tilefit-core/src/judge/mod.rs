@@ -3,8 +3,11 @@
 //! (`report`), listed configs per device
 //! and per config file (`listed`), a replay's variants and results (`replay`), what changed
 //! between two reports (`diff`), what the gate reads from a report (`findings`) and the gate
-//! itself (`gate`: rules, baseline, shipped configs, findings with their file and line).
+//! itself (`gate`: rules, baseline, shipped configs, findings with their file and line), and
+//! prediction against the driver (`agreement`), and a max-autotune selection on a device
+//! (`selection`).
 
+pub mod agreement;
 pub mod capture;
 pub mod capture_tests;
 pub mod diff;
@@ -14,5 +17,6 @@ pub mod listed;
 pub mod probe;
 pub mod replay;
 pub mod report;
+pub mod selection;
 pub mod shipped;
 pub mod verdict;

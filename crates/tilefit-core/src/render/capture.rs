@@ -10,7 +10,8 @@ use super::exporter::Exporter;
 use super::markdown::{Markdown, escape as md};
 use super::terminal::{Terminal, table};
 use crate::escape::control;
-use crate::judge::capture::{config_of, file_name};
+use crate::judge::capture::{config_of, crash_count, crashes_by_kernel, file_name};
+use crate::judge::selection::{SelectionOutcome, judge_selection, over_count};
 use crate::model::capture::{
     CaptureReport, CompileReport, FailureCode, LaunchReport, LaunchVerdict, TargetCapture,
 };
@@ -112,7 +113,6 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
         let mut configs: Vec<String> = Vec::new();
         let mut bytes: Vec<String> = Vec::new();
         let mut sizes: Vec<u64> = Vec::new();
-        let mut over = 0usize;
         for &i in &launch.compiles {
             let Some(compile) = target.compiles.get(i) else {
                 continue;
@@ -121,14 +121,9 @@ fn rows(target: &TargetCapture, varying: &BTreeMap<String, BTreeSet<String>>) ->
             bytes.push(shown_bytes(compile, &target.device.device));
             if let Some(result) = &compile.result {
                 sizes.extend(result.shared_bytes);
-                over += usize::from(
-                    result
-                        .verdicts
-                        .iter()
-                        .any(|v| v.device == target.device.device && v.over_by.is_some()),
-                );
             }
         }
+        let over = over_count(target, launch);
         let selection = launch.inductor.as_ref().and_then(|i| i.choices.as_ref());
         let retry = launch.inductor.as_ref().and_then(|i| i.retry.as_ref());
         let config = match (&launch.autotune, configs.len()) {
@@ -356,63 +351,36 @@ fn selection_note(target: &TargetCapture, launch: &LaunchReport, out: &mut Strin
         return;
     };
     let device = &target.device.device;
-    let over_here = |c: &CompileReport| {
-        c.result.as_ref().is_some_and(|r| {
-            r.verdicts
-                .iter()
-                .any(|v| v.device == *device && v.over_by.is_some())
-        })
+    let Some(judged) = judge_selection(target, launch) else {
+        return;
     };
-    // Each choice's compiles: its config, and (torch 2.15) its retry at one stage where the
-    // config did not load.
-    let mut by_choice: BTreeMap<String, Vec<&CompileReport>> = BTreeMap::new();
-    let mut order: Vec<String> = Vec::new();
-    for compile in launch
-        .compiles
+    let over: Vec<String> = judged
+        .over
         .iter()
-        .filter_map(|&i| target.compiles.get(i))
-    {
-        let key = compile.inductor_choice.clone().unwrap_or_default();
-        if !by_choice.contains_key(&key) {
-            order.push(key.clone());
-        }
-        by_choice.entry(key).or_default().push(compile);
-    }
-    let mut over = Vec::new();
-    let mut rescued = Vec::new();
-    for key in &order {
-        let compiles = &by_choice[key];
-        let Some(first) = compiles.first() else {
-            continue;
-        };
-        if !over_here(first) {
-            continue;
-        }
-        match compiles.get(1) {
-            Some(retry) if !over_here(retry) => rescued.push(format!(
+        .map(|first| format!("{} ({})", choice_config(first), shown_bytes(first, device)))
+        .collect();
+    let rescued: Vec<String> = judged
+        .rescued
+        .iter()
+        .map(|(first, retry)| {
+            format!(
                 "{} ({} -> {})",
                 choice_config(first),
                 shown_bytes(first, device),
                 shown_bytes(retry, device)
-            )),
-            _ => over.push(format!(
-                "{} ({})",
-                choice_config(first),
-                shown_bytes(first, device)
-            )),
-        }
-    }
-    if over.is_empty() && rescued.is_empty() {
-        return;
-    }
-    let total = order.len();
-    let usable = total - over.len();
-    let fit = usable - rescued.len();
+            )
+        })
+        .collect();
+    let (fit, total) = (judged.fit, judged.total);
     let op = choices.op.as_deref().unwrap_or("template");
-    let then = match (usable, choices.fallback.as_deref()) {
-        (0, Some(fallback)) => format!("; no Triton choice fits: {fallback} runs instead"),
-        (0, None) => "; no choice fits and there is no ATen fallback: the compile fails".to_owned(),
-        _ => String::new(),
+    let then = match &judged.outcome {
+        SelectionOutcome::Fallback(fallback) => {
+            format!("; no Triton choice fits: {fallback} runs instead")
+        }
+        SelectionOutcome::Fails => {
+            "; no choice fits and there is no ATen fallback: the compile fails".to_owned()
+        }
+        SelectionOutcome::Chooses => String::new(),
     };
     let site = launch.caller.as_ref().map_or_else(String::new, |s| {
         format!(
@@ -551,27 +519,9 @@ fn notes(target: &TargetCapture, out: &mut String, prefix: &str) {
 
 const HEADER: [&str; 5] = ["kernel", "launched at", "config", "shared bytes", "verdict"];
 
-fn crash_count(report: &CaptureReport) -> usize {
-    report
-        .targets
-        .iter()
-        .flat_map(|t| &t.launches)
-        .filter(|l| l.verdict.crashes())
-        .count()
-}
-
 /// Per kernel, the devices where a launch of it would crash the engine.
 fn misses(report: &CaptureReport) -> Vec<String> {
-    let mut by_kernel: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    for target in &report.targets {
-        for launch in target.launches.iter().filter(|l| l.verdict.crashes()) {
-            let devices = by_kernel.entry(launch.kernel.function.clone()).or_default();
-            if !devices.contains(&target.device.device) {
-                devices.push(target.device.device.clone());
-            }
-        }
-    }
-    by_kernel
+    crashes_by_kernel(report)
         .into_iter()
         .map(|(kernel, devices)| format!("{kernel} would miss {}", devices.join(", ")))
         .collect()

@@ -6,16 +6,18 @@
 //! `CU_FUNC_ATTRIBUTE_NUM_REGS` / `LOCAL_SIZE_BYTES`), the threads per block the driver allows
 //! (`MAX_THREADS_PER_BLOCK`) with the `threads` verdict, and resident blocks per SM
 //! (`cuOccupancyMaxActiveBlocksPerMultiprocessor`). The compiles come from a probe or a replay
-//! run with binaries kept; this module only judges and never prints.
+//! run with binaries kept; this module gathers the driver's readings, `judge::agreement` decides
+//! what agrees, and nothing here prints.
 
 use std::path::PathBuf;
 
-use crate::cuda::{DriverVerdict, LiveError, Session};
+use crate::cuda::{LiveError, Session};
+use crate::judge::agreement;
 use crate::model::naming::{config_text, varying_axes};
 use crate::model::probe::ProbeReport;
 use crate::model::replay::ReplayReport;
-use crate::model::verdict::{DeviceVerdict, VerdictCode};
-use crate::model::verify::{Check, LaunchOutcome, ResourceChecks, Row};
+use crate::model::verdict::DeviceVerdict;
+use crate::model::verify::{LaunchOutcome, Row};
 use crate::resources::KernelResources;
 use crate::vocab::CompileStatus;
 use crate::vocab::Request;
@@ -222,22 +224,17 @@ pub fn judge(
             })?;
             let size = u32::try_from(case.shared_bytes).unwrap_or(u32::MAX);
             let driver = session.judge(&cubin, &case.symbol, size, case.threads)?;
-            let predicted = if case.shared_bytes <= table_budget {
-                VerdictCode::Fits
-            } else {
-                VerdictCode::OverBudget
-            };
+            let predicted = agreement::predicted(case.shared_bytes, table_budget);
             let launch = launches.get(index).cloned().flatten();
-            let fits = predicted == VerdictCode::Fits;
-            let resources = resource_checks(case, &driver);
+            let resources = case.resources.as_ref().map(|r| {
+                agreement::resource_checks(r, case.predicted.as_ref(), case.threads, &driver)
+            });
             Ok(Row {
                 subject: case.subject.clone(),
                 kernel: case.kernel.clone(),
                 shared_bytes: case.shared_bytes,
                 threads: case.threads,
-                agrees: fits == driver.accepted
-                    && launch.as_ref().is_none_or(|l| l.launched == fits)
-                    && resources.as_ref().is_none_or(|r| r.agrees),
+                agrees: agreement::agrees(predicted, &driver, launch.as_ref(), resources.as_ref()),
                 predicted,
                 driver,
                 launch,
@@ -245,46 +242,4 @@ pub fn judge(
             })
         })
         .collect()
-}
-
-/// The resource checks of one case, where tilefit read its binary.
-fn resource_checks(case: &Case, driver: &DriverVerdict) -> Option<ResourceChecks> {
-    let resources = case.resources.as_ref()?;
-    let predicted = case.predicted.as_ref();
-    let model_threads = predicted.and_then(|v| v.max_threads_per_block);
-    let registers = Check::of(
-        Some(i64::from(resources.registers_per_thread)),
-        driver.registers.map(i64::from),
-    );
-    let local = Check::of(
-        i64::try_from(resources.local_bytes_per_thread).ok(),
-        driver.local_bytes.map(i64::from),
-    );
-    let max_threads = Check::of(
-        model_threads.map(i64::from),
-        driver.max_threads_per_block.map(i64::from),
-    );
-    let threads = i64::from(case.threads);
-    let threads_fit = Check::of(
-        model_threads.map(|t| i64::from(threads <= i64::from(t))),
-        driver
-            .max_threads_per_block
-            .map(|t| i64::from(threads <= i64::from(t))),
-    );
-    let blocks = Check::of(
-        predicted.and_then(|v| v.blocks_per_sm).map(i64::from),
-        Some(driver.blocks_per_sm.map_or(0, i64::from)),
-    );
-    let agrees = [&registers, &local, &max_threads, &threads_fit, &blocks]
-        .iter()
-        .all(|c| c.agrees);
-    Some(ResourceChecks {
-        registers_per_thread: registers,
-        local_bytes_per_thread: local,
-        max_threads_per_block: max_threads,
-        threads_fit,
-        blocks_per_sm: blocks,
-        spill_bytes: resources.spill_bytes,
-        agrees,
-    })
 }

@@ -3,31 +3,20 @@
 //! before the driver, and report prediction against driver with the agreement rate. Exit 1 on any
 //! disagreement, 2 when there is no driver.
 
-use std::sync::Arc;
-
-use tilefit_core::compile::Reporting;
 use tilefit_core::render::{Exporter, Terminal};
-use tilefit_core::run::verify_local::{VerifyRequest, verify_local};
+use tilefit_core::run::verify_local::verify_local;
 
 use crate::cli::VerifyArgs;
 use crate::exit_codes;
 use crate::output;
-use crate::progress::{Launching, Progress};
+use crate::session::verify::VerifySession;
 
 pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
-    let request = VerifyRequest {
-        input: args.input.clone(),
-        device: args.device,
-        launch: args.launch,
-        wanted: crate::settings::wanted(&args.python),
-    };
-    let mut settings = crate::settings::for_verify(args)?;
-    let progress = Arc::new(Launching(Progress::new()));
-    settings.reporter = Reporting::to(progress.clone());
-    let report = verify_local(&request, &settings);
-    progress.0.finish();
+    let run = VerifySession::of(args)?;
+    let report = verify_local(&run.request, &run.settings);
+    run.progress.0.finish();
     let report = report?;
-    match args.json.as_deref() {
+    match run.json.as_deref() {
         Some("-") => output::print_json(&report)?,
         Some(path) => tilefit_core::write::write_file(
             std::path::Path::new(path),
@@ -35,7 +24,7 @@ pub fn run(args: &VerifyArgs) -> anyhow::Result<u8> {
         )?,
         None => {}
     }
-    if args.json.as_deref() != Some("-") {
+    if run.json.as_deref() != Some("-") {
         output::print(&Terminal.export(&report))?;
     }
     let disagreements = report.rows.len() - report.agreed;

@@ -2,11 +2,13 @@
 //! model): the settings the library runs with (jobs, cache, timeouts, SIGINT/SIGTERM wired to the
 //! cancel flag, the reporter), the toolchain the flags ask for, and the progress drawn on stderr.
 //! A command's whole flag set becomes its session in one pass ([`probe::ProbeSession`],
-//! [`capture::CaptureSession`]): the flags that do not go together refused before anything is read or
+//! [`capture::CaptureSession`], [`replay::ReplaySession`], [`verify::VerifySession`]): the flags that do not go together refused before anything is read or
 //! run, the targets, what the run writes; the commands then read the session, never the flags.
 
 pub mod capture;
 pub mod probe;
+pub mod replay;
+pub mod verify;
 
 use std::path::PathBuf;
 use std::sync::Arc;
