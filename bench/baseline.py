@@ -8,8 +8,9 @@
                                              imported from the worker script): the floor
 
 JOBS.json comes from `tilefit probe SPEC --dump-jobs JOBS.json` (the very jobs tilefit compiles).
-Prints one JSON line: mode, jobs, seconds, per_job, and a checksum of the sizes so the runs can be
-compared for equality.
+Prints one JSON line: mode, jobs, seconds, per_job, the sizes (bytes per job in the file's order, or
+the exception's name where a compile failed) and their checksum, so the harness can compare them
+with tilefit's bytes job by job.
 """
 
 import hashlib
@@ -41,13 +42,25 @@ def hand_written(job, fn):
         arg = job["args"][name]
         kind = arg["type"]
         value = arg.get("value")
-        if not kind.startswith("*") and isinstance(value, int) and not isinstance(value, bool) and value == 1:
+        if (
+            not kind.startswith("*")
+            and isinstance(value, int)
+            and not isinstance(value, bool)
+            and value == 1
+        ):
             signature[name] = "constexpr"
             constants[(index,)] = 1
             continue
         signature[name] = kind
-        divisible = arg.get("aligned", True) if kind.startswith("*") else (
-            isinstance(value, int) and not isinstance(value, bool) and value % 16 == 0)
+        divisible = (
+            arg.get("aligned", True)
+            if kind.startswith("*")
+            else (
+                isinstance(value, int)
+                and not isinstance(value, bool)
+                and value % 16 == 0
+            )
+        )
         if divisible:
             attrs[(index,)] = [["tt.divisibility", 16]]
     return signature, constants, attrs
@@ -60,6 +73,7 @@ def main():
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
+
     worker = None
     if mode == "floor":
         worker = load_worker()
@@ -72,28 +86,46 @@ def main():
     for job in jobs:
         key = (job["kernel_file"], job["function"])
         if key not in functions:
-            spec = importlib.util.spec_from_file_location(f"bench_kernel_{len(functions)}", job["kernel_file"])
+            spec = importlib.util.spec_from_file_location(
+                f"bench_kernel_{len(functions)}", job["kernel_file"]
+            )
             module = importlib.util.module_from_spec(spec)
             spec.loader.exec_module(module)
             functions[key] = getattr(module, job["function"])
         fn = functions[key]
         signature, constants, attrs = hand_written(job, fn)
         target = job["target"]
-        arch = int(target["arch"][3:]) if target["backend"] == "cuda" else target["arch"]
+        arch = (
+            int(target["arch"][3:]) if target["backend"] == "cuda" else target["arch"]
+        )
         gpu = GPUTarget(target["backend"], arch, target["warp_size"])
         source = ASTSource(fn, signature, constants, attrs)
         try:
             if worker is not None:
-                kernel = worker.compile_capturing(source, gpu, dict(job["options"]), full=False)
+                kernel = worker.compile_capturing(
+                    source, gpu, dict(job["options"]), full=False
+                )
             else:
-                kernel = triton.compile(source, target=gpu, options=dict(job["options"]))
+                kernel = triton.compile(
+                    source, target=gpu, options=dict(job["options"])
+                )
             sizes.append(int(kernel.metadata.shared))
         except Exception as error:
             sizes.append(type(error).__name__)
     seconds = time.perf_counter() - started
     checksum = hashlib.sha256(json.dumps(sizes).encode()).hexdigest()[:16]
-    print(json.dumps({"mode": mode, "jobs": len(jobs), "seconds": seconds, "per_job": seconds / max(len(jobs), 1),
-                      "sizes_sha": checksum}))
+    print(
+        json.dumps(
+            {
+                "mode": mode,
+                "jobs": len(jobs),
+                "seconds": seconds,
+                "per_job": seconds / max(len(jobs), 1),
+                "sizes_sha": checksum,
+                "sizes": sizes,
+            }
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -90,9 +90,7 @@ def main():
     with open(sys.argv[2], encoding="utf-8") as f:
         b = json.load(f)
     found = first_difference(judged(a), judged(b))
-    launches = sum(
-        launch["count"] for t in a["targets"] for launch in t["launches"]
-    )
+    launches = sum(launch["count"] for t in a["targets"] for launch in t["launches"])
     tests = sum(len(t.get("tests", [])) for t in a["targets"])
     if found:
         print(f"the reports differ: {found}")

@@ -434,7 +434,7 @@ pub struct ToolchainArgs {
     pub action: ToolchainAction,
 }
 
-/// `tilefit toolchain list|install`.
+/// `tilefit toolchain list|install|worker`.
 #[derive(Debug, Subcommand)]
 pub enum ToolchainAction {
     /// The managed environments, and the interpreter TILEFIT_PYTHON names.
@@ -444,6 +444,13 @@ pub enum ToolchainAction {
         /// The Triton version.
         #[arg(value_name = "VERSION", value_parser = parse_triton_one)]
         triton_version: String,
+    },
+    /// Write the compile worker this binary runs (the Python package `tilefit_worker`) into DIR,
+    /// as DIR/tilefit_worker: what the benchmarks import, without the source tree.
+    Worker {
+        /// The folder to write it into (made if missing).
+        #[arg(value_name = "DIR")]
+        dir: PathBuf,
     },
 }
 

@@ -48,6 +48,7 @@ pub use pool::{Pool, WorkerStart, WorkersUsed};
 pub use process::{Worker, WorkerCommand, WorkerExit, WorkerFault};
 pub use protocol::{
     ChildExit, ErrorKind, Hello, Passed, Reply, ReplyBody, ReplyError, SourceLocation, Timings,
+    write_worker_package,
 };
 pub use reporter::{Event, Reporter, Reporting, Silent};
 pub use run::{Compiled, Scratch, Settings, compile_all, complete, needs_workers, pool_for};

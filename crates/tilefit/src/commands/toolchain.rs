@@ -1,4 +1,5 @@
-//! `tilefit toolchain`: list and install the Python + Triton environments probes compile with.
+//! `tilefit toolchain`: list and install the Python + Triton environments probes compile with, and
+//! write the compile worker this binary runs.
 
 use tilefit_core::compile::toolchain;
 use tilefit_core::render::{Exporter, Terminal, ToolchainListing};
@@ -31,6 +32,15 @@ pub fn run(args: &ToolchainArgs) -> anyhow::Result<u8> {
                 t.python_version,
                 t.python.display()
             ))?;
+        }
+        ToolchainAction::Worker { dir } => {
+            tilefit_core::compile::write_worker_package(dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "cannot write the worker package into {}: {e}",
+                    dir.display()
+                )
+            })?;
+            output::print(&format!("{}\n", dir.join("tilefit_worker").display()))?;
         }
     }
     Ok(exit_codes::OK)

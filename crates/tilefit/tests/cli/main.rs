@@ -2,6 +2,7 @@
 //! sees them.
 
 mod autograd;
+mod bench_harness;
 mod capture;
 mod capture_fails;
 mod capture_reports;
