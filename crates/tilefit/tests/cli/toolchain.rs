@@ -101,3 +101,41 @@ fn an_install_killed_midway_leaves_nothing_used_and_is_cleaned_up() {
     );
     assert!(leftovers(&cache).is_empty(), "{:?}", leftovers(&cache));
 }
+
+#[test]
+fn the_worker_package_is_written_as_the_binary_runs_it() {
+    let dir = scratch("worker-package");
+    let run = super::tilefit(&["toolchain", "worker", dir.to_str().unwrap()], None);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let package = dir.join("tilefit_worker");
+    assert_eq!(run.stdout.trim(), package.display().to_string());
+    // Every module of the source folder, with the same text: what the benchmarks import.
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tilefit-core/src/compile/worker");
+    let mut modules = 0;
+    for entry in std::fs::read_dir(&source).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "py") {
+            continue;
+        }
+        let written = std::fs::read_to_string(package.join(path.file_name().unwrap()))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            written,
+            std::fs::read_to_string(&path).unwrap(),
+            "{}",
+            path.display()
+        );
+        modules += 1;
+    }
+    assert!(modules >= 10, "{modules} modules");
+    // A folder that cannot be made is an error that names it.
+    let file = dir.join("a-file");
+    std::fs::write(&file, "").unwrap();
+    let run = super::tilefit(&["toolchain", "worker", file.to_str().unwrap()], None);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("cannot write the worker package into"),
+        "{}",
+        run.stderr
+    );
+}
