@@ -144,9 +144,28 @@ pub(super) fn arg_template(
             ));
         }
     };
-    placeholders_are_axes(&field, &template.type_template, axes, field_error)?;
-    check_arg_type(name, &template, axes, field_error)?;
+    check_template(name, &template, axes, field_error)?;
     Ok(template)
+}
+
+/// An argument's own checks, however it was made: a descriptor's ranks and element type, or a
+/// type that is Triton's (an int with an integer value) whose placeholders are axes.
+pub(super) fn check_template(
+    name: &str,
+    template: &ArgTemplate,
+    axes: &[&str],
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    if let Some(descriptor) = &template.descriptor {
+        return check_descriptor(name, descriptor, axes, field_error);
+    }
+    placeholders_are_axes(
+        &format!("[args].{name}"),
+        &template.type_template,
+        axes,
+        field_error,
+    )?;
+    check_arg_type(name, template, axes, field_error)
 }
 
 /// Every `{placeholder}` in a type names a [sweep] axis.
@@ -279,6 +298,30 @@ pub(super) fn check_descriptor(
                 || format!("element types are {}", TRITON_DTYPES.join(", ")),
                 |c| format!("did you mean `{c}`?"),
             ),
+        ));
+    }
+    Ok(())
+}
+
+/// After an argument's own checks: no value both given and swept; the placeholders its type uses
+/// added to `placeholders`, in first-used order.
+pub(super) fn check_against_axes(
+    name: &str,
+    template: &ArgTemplate,
+    axes: &[&str],
+    placeholders: &mut Vec<String>,
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    for placeholder in placeholders_in(&template.type_template) {
+        if !placeholders.contains(&placeholder) {
+            placeholders.push(placeholder);
+        }
+    }
+    if axes.contains(&name) && template.value.is_some() {
+        return Err(field_error(
+            &format!("[args].{name}"),
+            "has a value and is also a [sweep] axis".to_owned(),
+            "keep the value in one place: the sweep".to_owned(),
         ));
     }
     Ok(())

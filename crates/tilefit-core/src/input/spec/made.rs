@@ -6,12 +6,12 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use super::args::{check_arg_type, check_descriptor, placeholders_are_axes, placeholders_in};
+use super::args::{check_against_axes, check_template};
 use super::error::FieldError;
 use super::recommend::recommend_rule;
+use super::values::{check_function, check_targets, empty_axis, fixed_and_swept, float_value};
 use super::{
-    ArgTemplate, AutotuneUse, Axis, DEFAULT_LAUNCH_BUFFER_BYTES, FilesSpec, LaunchSettings,
-    SpecError, Sweep, SweepOrigin,
+    ArgTemplate, AutotuneUse, Axis, FilesSpec, LaunchSettings, SpecError, Sweep, SweepOrigin,
 };
 use crate::vocab::KernelSource;
 
@@ -53,22 +53,10 @@ impl Sweep {
             problem,
             fix,
         };
-        if parts.function.trim().is_empty() {
-            return Err(field_error(
-                "[kernel].function",
-                "is empty".to_owned(),
-                "name the @triton.jit function to compile".to_owned(),
-            ));
-        }
+        check_function(&parts.function, &field_error)?;
         let axis_names: Vec<&str> = parts.axes.iter().map(|a| a.name.as_str()).collect();
-        for axis in &parts.axes {
-            if axis.values.is_empty() {
-                return Err(field_error(
-                    &format!("[sweep].{}", axis.name),
-                    "is an empty list, so the sweep has no configs".to_owned(),
-                    format!("give `{}` at least one value, or remove it", axis.name),
-                ));
-            }
+        if let Some(axis) = parts.axes.iter().find(|a| a.values.is_empty()) {
+            return Err(empty_axis(&axis.name, &field_error));
         }
         for (section, fixed) in [
             ("constexprs", &parts.constexprs),
@@ -78,23 +66,11 @@ impl Sweep {
                 .iter()
                 .find(|(name, _)| axis_names.contains(&name.as_str()))
             {
-                return Err(field_error(
-                    &format!("[{section}].{name}"),
-                    "is fixed here and also swept in [sweep]".to_owned(),
-                    format!(
-                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
-                    ),
-                ));
+                return Err(fixed_and_swept(section, name, value, &field_error));
             }
         }
         let placeholders = check_args(&parts.args, &axis_names, &field_error)?;
-        if let Some(empty) = parts.targets.iter().position(|t| t.trim().is_empty()) {
-            return Err(field_error(
-                &format!("[targets].devices[{empty}]"),
-                "is empty".to_owned(),
-                "name a device (`rtx-pro-6000`) or an arch (`sm_120`)".to_owned(),
-            ));
-        }
+        check_targets(&parts.targets, &field_error)?;
         let recommend = recommend_rule(None, &parts.axes, &placeholders, &field_error)?;
         Ok(Sweep {
             origin: parts.origin,
@@ -108,10 +84,7 @@ impl Sweep {
             sweep: parts.axes,
             targets: parts.targets,
             recommend,
-            launch: LaunchSettings {
-                grid: vec![1],
-                buffer_bytes: DEFAULT_LAUNCH_BUFFER_BYTES,
-            },
+            launch: LaunchSettings::default(),
             autotune: AutotuneUse::Ignored,
             config_files: None,
             config_set: None,
@@ -132,25 +105,8 @@ fn check_args(
 ) -> Result<Vec<String>, SpecError> {
     let mut placeholders: Vec<String> = Vec::new();
     for (name, template) in args {
-        let field = format!("[args].{name}");
-        if let Some(descriptor) = &template.descriptor {
-            check_descriptor(name, descriptor, axis_names, field_error)?;
-        } else {
-            placeholders_are_axes(&field, &template.type_template, axis_names, field_error)?;
-            check_arg_type(name, template, axis_names, field_error)?;
-        }
-        if axis_names.contains(&name.as_str()) && template.value.is_some() {
-            return Err(field_error(
-                &field,
-                "has a value and is also a [sweep] axis".to_owned(),
-                "keep the value in one place: the sweep".to_owned(),
-            ));
-        }
-        for placeholder in placeholders_in(&template.type_template) {
-            if !placeholders.contains(&placeholder) {
-                placeholders.push(placeholder);
-            }
-        }
+        check_template(name, template, axis_names, field_error)?;
+        check_against_axes(name, template, axis_names, &mut placeholders, field_error)?;
     }
     Ok(placeholders)
 }
@@ -159,21 +115,16 @@ fn check_args(
 /// none), an integer too large for TOML as the float it is. `None` for what a spec cannot hold
 /// (null, lists, tables).
 pub fn spec_scalar(value: &Value) -> Option<Value> {
-    let float = |f: f64| {
-        if f.is_finite() {
-            Value::from(f)
-        } else {
-            serde_json::json!({ "float": f.to_string() })
-        }
-    };
     Some(match value {
         Value::Bool(_) | Value::String(_) => value.clone(),
         Value::Number(n) => match (n.as_i64(), n.as_f64()) {
             (Some(i), _) => Value::from(i),
-            (None, Some(f)) => float(f),
+            (None, Some(f)) => float_value(f),
             _ => return None,
         },
-        Value::Object(o) if o.len() == 1 => float(o.get("float")?.as_str()?.parse::<f64>().ok()?),
+        Value::Object(o) if o.len() == 1 => {
+            float_value(o.get("float")?.as_str()?.parse::<f64>().ok()?)
+        }
         Value::Null | Value::Array(_) | Value::Object(_) => return None,
     })
 }

@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use crate::vocab::Config;
 pub use args::{ArgTemplate, check_type, fill_placeholders};
-use args::{arg_template, placeholders_in};
+use args::{arg_template, check_against_axes, placeholders_in};
 use error::FieldError;
 pub use error::SpecError;
 pub use files::{ConfigSet, EntryEdits, FileVariant, FilesSpec, variant_key_parts};
@@ -27,7 +27,7 @@ use files::{RawFiles, files_spec};
 use recommend::recommend_rule;
 pub use recommend::{Preference, RecommendRule};
 pub use values::{Axis, TRITON_DTYPES};
-use values::{RawRecommend, fixed_values, scalar};
+use values::{RawRecommend, check_function, check_targets, empty_axis, fixed_values, scalar};
 
 /// Axes that are compile options rather than kernel parameters.
 pub const OPTION_AXES: &[&str] = &["num_warps", "num_stages", "num_ctas", "maxnreg"];
@@ -200,6 +200,16 @@ pub struct LaunchSettings {
     pub buffer_bytes: u64,
 }
 
+impl Default for LaunchSettings {
+    /// One program, and [`DEFAULT_LAUNCH_BUFFER_BYTES`] per pointer: a spec without `[launch]`.
+    fn default() -> Self {
+        LaunchSettings {
+            grid: vec![1],
+            buffer_bytes: DEFAULT_LAUNCH_BUFFER_BYTES,
+        }
+    }
+}
+
 /// Scratch bytes per pointer argument when the spec does not say: enough for the examples'
 /// first program to read whole 4096 x 4096 fp16 operands.
 pub const DEFAULT_LAUNCH_BUFFER_BYTES: u64 = 64 * 1024 * 1024;
@@ -361,13 +371,7 @@ fn from_document(raw: SpecDocument, path: &Path) -> Result<Sweep, SpecError> {
 
     let base = path.parent().unwrap_or(Path::new("."));
     let kernel_file = kernel_file_of(&raw.kernel, base, &field_error)?;
-    if raw.kernel.function.trim().is_empty() {
-        return Err(field_error(
-            "[kernel].function",
-            "is empty".to_owned(),
-            "name the @triton.jit function to compile".to_owned(),
-        ));
-    }
+    check_function(&raw.kernel.function, &field_error)?;
 
     let source = kernel_source_of(&raw.kernel, &raw.globals, &field_error)?;
     let mut sweep_table = raw.sweep.clone();
@@ -415,29 +419,18 @@ fn from_document(raw: SpecDocument, path: &Path) -> Result<Sweep, SpecError> {
     let mut placeholders: Vec<String> = Vec::new();
     for (name, value) in &raw.args {
         let template = arg_template(name, value, &axis_names, &field_error)?;
-        for placeholder in placeholders_in(&template.type_template) {
-            if !placeholders.contains(&placeholder) {
-                placeholders.push(placeholder);
-            }
-        }
-        if axis_names.contains(&name.as_str()) && template.value.is_some() {
-            return Err(field_error(
-                &format!("[args].{name}"),
-                "has a value and is also a [sweep] axis".to_owned(),
-                "keep the value in one place: the sweep".to_owned(),
-            ));
-        }
+        check_against_axes(
+            name,
+            &template,
+            &axis_names,
+            &mut placeholders,
+            &field_error,
+        )?;
         args.push((name.clone(), template));
     }
 
     let targets = raw.targets.map(|t| t.devices).unwrap_or_default();
-    if let Some(empty) = targets.iter().position(|t| t.trim().is_empty()) {
-        return Err(field_error(
-            &format!("[targets].devices[{empty}]"),
-            "is empty".to_owned(),
-            "name a device (`rtx-pro-6000`) or an arch (`sm_120`)".to_owned(),
-        ));
-    }
+    check_targets(&targets, &field_error)?;
 
     // With configs listed elsewhere (autotune, files), the rule may name their keys: it is checked
     // once they are known (`with_listed`).
@@ -463,10 +456,7 @@ fn from_document(raw: SpecDocument, path: &Path) -> Result<Sweep, SpecError> {
         Some(files) => files_spec(&files, &axis_names, &field_error)?,
     };
     let launch = match raw.launch {
-        None => LaunchSettings {
-            grid: vec![1],
-            buffer_bytes: DEFAULT_LAUNCH_BUFFER_BYTES,
-        },
+        None => LaunchSettings::default(),
         Some(raw) => {
             let grid = raw.grid.unwrap_or_else(|| vec![1]);
             if grid.is_empty() || grid.len() > 3 || grid.contains(&0) {
@@ -579,11 +569,7 @@ fn parse_sweep(table: &toml::Table, field_error: &FieldError<'_>) -> Result<Vec<
             ));
         };
         if items.is_empty() {
-            return Err(field_error(
-                &field,
-                "is an empty list, so the sweep has no configs".to_owned(),
-                format!("give `{name}` at least one value, or remove it"),
-            ));
+            return Err(empty_axis(name, field_error));
         }
         let values = items
             .iter()

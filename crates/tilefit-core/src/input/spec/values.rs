@@ -1,5 +1,6 @@
 //! The values a spec holds, shared by its sections: Triton's dtype names, a swept axis, TOML
-//! scalars as JSON, fixed `[constexprs]`/`[options]` values, and the raw `[recommend]` table.
+//! scalars as JSON, fixed `[constexprs]`/`[options]` values, and the raw `[recommend]` table; and
+//! the checks a spec file and a sweep made from values share (function, targets, fixed and swept).
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -32,14 +33,20 @@ pub(super) struct RawRecommend {
     pub(super) baseline: toml::Table,
 }
 
+/// A float as a spec's value: JSON has no infinity or NaN, so the worker reads
+/// `{"float": "-inf"}` back as the float.
+pub(super) fn float_value(f: f64) -> Value {
+    if f.is_finite() {
+        Value::from(f)
+    } else {
+        serde_json::json!({ "float": f.to_string() })
+    }
+}
+
 pub(super) fn scalar(value: &toml::Value) -> Option<Value> {
     match value {
         toml::Value::Integer(i) => Some(Value::from(*i)),
-        // JSON has no infinity or NaN: the worker reads `{"float": "-inf"}` back as the float.
-        toml::Value::Float(f) if !f.is_finite() => {
-            Some(serde_json::json!({ "float": f.to_string() }))
-        }
-        toml::Value::Float(f) => Some(Value::from(*f)),
+        toml::Value::Float(f) => Some(float_value(*f)),
         toml::Value::Boolean(b) => Some(Value::from(*b)),
         toml::Value::String(s) => Some(Value::from(s.clone())),
         _ => None,
@@ -57,13 +64,7 @@ pub(super) fn fixed_values(
         .map(|(name, value)| {
             let field = format!("[{section}].{name}");
             if axes.contains(&name.as_str()) {
-                return Err(field_error(
-                    &field,
-                    "is fixed here and also swept in [sweep]".to_owned(),
-                    format!(
-                        "remove one: a single value can be a one-value sweep, `{name} = [{value}]`"
-                    ),
-                ));
+                return Err(fixed_and_swept(section, name, value, field_error));
             }
             let value = scalar(value).ok_or_else(|| {
                 field_error(
@@ -75,4 +76,57 @@ pub(super) fn fixed_values(
             Ok((name.clone(), value))
         })
         .collect()
+}
+
+/// A `[constexprs]` or `[options]` value whose name is also a [sweep] axis.
+pub(super) fn fixed_and_swept(
+    section: &str,
+    name: &str,
+    value: &dyn std::fmt::Display,
+    field_error: &FieldError<'_>,
+) -> SpecError {
+    field_error(
+        &format!("[{section}].{name}"),
+        "is fixed here and also swept in [sweep]".to_owned(),
+        format!("remove one: a single value can be a one-value sweep, `{name} = [{value}]`"),
+    )
+}
+
+/// A [sweep] axis with no values.
+pub(super) fn empty_axis(name: &str, field_error: &FieldError<'_>) -> SpecError {
+    field_error(
+        &format!("[sweep].{name}"),
+        "is an empty list, so the sweep has no configs".to_owned(),
+        format!("give `{name}` at least one value, or remove it"),
+    )
+}
+
+/// `[kernel].function` names a function.
+pub(super) fn check_function(
+    function: &str,
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    if function.trim().is_empty() {
+        return Err(field_error(
+            "[kernel].function",
+            "is empty".to_owned(),
+            "name the @triton.jit function to compile".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// No `[targets]` device is an empty name.
+pub(super) fn check_targets(
+    targets: &[String],
+    field_error: &FieldError<'_>,
+) -> Result<(), SpecError> {
+    if let Some(empty) = targets.iter().position(|t| t.trim().is_empty()) {
+        return Err(field_error(
+            &format!("[targets].devices[{empty}]"),
+            "is empty".to_owned(),
+            "name a device (`rtx-pro-6000`) or an arch (`sm_120`)".to_owned(),
+        ));
+    }
+    Ok(())
 }

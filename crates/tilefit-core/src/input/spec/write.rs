@@ -5,10 +5,10 @@ use serde_json::Value;
 
 use super::files::{RawFiles, RawVariant};
 use super::{
-    AutotuneUse, DEFAULT_LAUNCH_BUFFER_BYTES, FilesSpec, KernelDocument, RawLaunch, SpecDocument,
-    Sweep, TargetsDocument,
+    AutotuneUse, FilesSpec, KernelDocument, LaunchSettings, RawLaunch, SpecDocument, Sweep,
+    TargetsDocument,
 };
-use crate::vocab::{DESCRIPTOR_TYPE, LoadMode};
+use crate::vocab::LoadMode;
 
 /// `sweep` as a spec file's TOML, after `comment`'s lines as `#` comments; `kernel_file` is the
 /// kernel's file as the spec names it (relative to where the spec is written, or absolute).
@@ -79,9 +79,7 @@ fn document(sweep: &Sweep, kernel_file: &str) -> SpecDocument {
         doc.sweep
             .insert(axis.name.clone(), toml::Value::Array(values));
     }
-    let default_launch =
-        sweep.launch.grid == [1] && sweep.launch.buffer_bytes == DEFAULT_LAUNCH_BUFFER_BYTES;
-    if !default_launch {
+    if sweep.launch != LaunchSettings::default() {
         doc.launch = Some(RawLaunch {
             grid: Some(sweep.launch.grid.clone()),
             buffer_bytes: Some(sweep.launch.buffer_bytes),
@@ -164,10 +162,6 @@ fn arg_value(template: &super::ArgTemplate) -> toml::Value {
                     .collect(),
             )
         };
-        table.insert(
-            "type".to_owned(),
-            toml::Value::String(DESCRIPTOR_TYPE.to_owned()),
-        );
         table.insert(
             "dtype".to_owned(),
             toml::Value::String(descriptor.dtype.clone()),
