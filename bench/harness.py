@@ -103,8 +103,6 @@ def probe_result(command, status, stderr, report_path, jobs):
     """A probe run that worked: exit 0, or 1 (the gate) with a complete report of every job."""
     if status not in (0, 1):
         raise failed(command, f"exited {status}", stderr)
-    if report_path is None:
-        return None
     try:
         report = json.load(open(report_path))
     except (OSError, ValueError) as error:
@@ -146,18 +144,9 @@ def baseline_differences(jobs, sizes, report):
                 )
             )
             continue
-        bytes_ = result["shared_bytes"]
         loop_bytes = size if isinstance(size, int) else None
-        if loop_bytes != bytes_:
-            differ.append(
-                (
-                    index,
-                    size,
-                    bytes_
-                    if bytes_ is not None
-                    else (result.get("error") or {}).get("kind"),
-                )
-            )
+        if loop_bytes != result["shared_bytes"]:
+            differ.append((index, size, bytes_or_error(result)))
     return differ
 
 
@@ -170,13 +159,17 @@ def summary(values):
     }
 
 
-def sizes_of(report_path):
+def bytes_or_error(result):
+    """A probe result's bytes, or the kind of its error where it has none."""
+    if result["shared_bytes"] is not None:
+        return result["shared_bytes"]
+    return (result.get("error") or {}).get("kind")
+
+
+def sizes_of(report):
     """(config, arch) -> bytes (or the error kind) of a probe report: what must not change."""
-    report = json.load(open(report_path))
     return {
-        json.dumps([r["config"], r["arch"]], sort_keys=True): r["shared_bytes"]
-        if r["shared_bytes"] is not None
-        else (r.get("error") or {}).get("kind")
+        json.dumps([r["config"], r["arch"]], sort_keys=True): bytes_or_error(r)
         for r in report["results"]
     }, report["stats"].get("workers")
 
@@ -279,7 +272,7 @@ def run_sweep(args, name, spec, targets, counts, env):
                 report = probe_result(
                     command, status, stderr, os.path.join(work, report_name), len(jobs)
                 )
-                sizes, workers = sizes_of(os.path.join(work, report_name))
+                sizes, workers = sizes_of(report)
                 if reference is None:
                     reference = (path, report, sizes)
                 elif sizes != reference[2]:

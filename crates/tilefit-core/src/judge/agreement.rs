@@ -6,15 +6,12 @@ use crate::cuda::DriverVerdict;
 use crate::model::verdict::{DeviceVerdict, VerdictCode};
 use crate::model::verify::{Check, LaunchOutcome, ResourceChecks};
 use crate::resources::KernelResources;
+use crate::vocab::CompileStatus;
 
-/// tilefit's shared-memory verdict for a kernel of `shared_bytes` on a device of `budget` bytes
-/// per block.
+/// tilefit's shared-memory verdict for a compiled kernel of `shared_bytes` on a device of
+/// `budget` bytes per block: the probe's own rule (`judge::verdict::judge`).
 pub fn predicted(shared_bytes: u64, budget: u64) -> VerdictCode {
-    if shared_bytes <= budget {
-        VerdictCode::Fits
-    } else {
-        VerdictCode::OverBudget
-    }
+    super::verdict::judge(CompileStatus::Ok, Some(shared_bytes), "", budget).verdict
 }
 
 /// Whether the prediction agrees with the driver: it accepted exactly what was predicted to

@@ -137,6 +137,15 @@ fn harness_of(dir: &Path, tilefit: &Path, baseline: Option<&Path>) -> Harness {
     run
 }
 
+/// The harness stopped: exit 1, every one of `reasons` in what it printed, and no results.
+fn stopped(run: &Harness, reasons: &[&str]) {
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    for reason in reasons {
+        assert!(run.stderr.contains(reason), "{reason}:\n{}", run.stderr);
+    }
+    assert!(run.stdout.is_empty(), "no results: {}", run.stdout);
+}
+
 #[test]
 fn from_the_binary_alone_a_gate_that_exits_1_with_a_whole_report_is_measured() {
     let dir = user_folder("bench-gate");
@@ -183,18 +192,13 @@ fn a_baseline_that_crashes_stops_the_harness_with_its_traceback() {
     )
     .unwrap();
     let run = harness(&dir, Some(&crash));
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("exited 1; a baseline must exit 0"),
-        "{}",
-        run.stderr
+    stopped(
+        &run,
+        &[
+            "exited 1; a baseline must exit 0",
+            "No module named 'tilefit_worker'",
+        ],
     );
-    assert!(
-        run.stderr.contains("No module named 'tilefit_worker'"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stdout.is_empty(), "no results: {}", run.stdout);
 }
 
 #[test]
@@ -209,14 +213,7 @@ fn a_baseline_that_compiles_fewer_jobs_stops_the_harness() {
         "",
     );
     let run = harness(&dir, Some(&fewer));
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("compiled 1 jobs (1 sizes), not the sweep's 2"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stdout.is_empty(), "no results: {}", run.stdout);
+    stopped(&run, &["compiled 1 jobs (1 sizes), not the sweep's 2"]);
 }
 
 #[test]
@@ -230,14 +227,10 @@ fn a_baseline_that_compiles_other_bytes_stops_the_harness_with_the_difference() 
          line['sizes_sha'] = hashlib.sha256(json.dumps(line['sizes']).encode()).hexdigest()[:16]",
     );
     let run = harness(&dir, Some(&other));
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr
-            .contains("compiled other bytes than tilefit's b1 on 1 of 2 jobs: job 1: a "),
-        "{}",
-        run.stderr
+    stopped(
+        &run,
+        &["compiled other bytes than tilefit's b1 on 1 of 2 jobs: job 1: a "],
     );
-    assert!(run.stdout.is_empty(), "no results: {}", run.stdout);
 }
 
 #[test]
@@ -260,13 +253,12 @@ fn a_probe_that_exits_1_without_its_whole_report_stops_the_harness() {
     )
     .unwrap();
     let run = harness_of(&dir, &crashing, None);
-    assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(
-        run.stderr.contains("exited 1 and its report")
-            && run.stderr.contains("cannot be read")
-            && run.stderr.contains("Traceback: the worker died"),
-        "{}",
-        run.stderr
+    stopped(
+        &run,
+        &[
+            "exited 1 and its report",
+            "cannot be read",
+            "Traceback: the worker died",
+        ],
     );
-    assert!(run.stdout.is_empty(), "no results: {}", run.stdout);
 }
